@@ -1,0 +1,103 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import { randomUUID } from 'node:crypto';
+import { notFoundWith } from '@hearth/core';
+import type { Config } from './config/schema.js';
+import type { Logger } from './platform/logger.js';
+import type { Pool } from './platform/postgres.js';
+import { errorToOutcome } from './errors/to-outcome.js';
+import { parseJsonBody } from './http/body.js';
+import { sendOutcome } from './http/fhir-reply.js';
+import { fhirPlugin } from './fhir/plugin.js';
+import { healthPlugin } from './health/plugin.js';
+import type { Services } from './services.js';
+
+export interface AppDeps {
+  config: Config;
+  pool: Pool;
+  logger: Logger;
+  services: Services;
+}
+
+const JSON_TYPES = [
+  'application/json',
+  'application/fhir+json',
+  'application/json-patch+json',
+  'application/scim+json',
+];
+
+/** Builds the HTTP application from its dependencies; listening is main.ts's job. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  // pino's Logger and Fastify's base logger differ only in typing.
+  const { config, logger } = deps;
+  const app = Fastify({
+    loggerInstance: logger as unknown as FastifyBaseLogger,
+    bodyLimit: config.maxBodyBytes,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    trustProxy: true,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // Bodies: JSON types parsed with depth and prototype checks; forms as text; anything else raw (Binary).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string, config.maxJsonDepth));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  app.addContentTypeParser(/^[a-z]+\/[a-z0-9.+-]*json$/i, { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string, config.maxJsonDepth));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBinaryBytes }, (_req, body, done) => {
+    done(null, body);
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    const mapped = errorToOutcome(err);
+    if (mapped.unexpected) {
+      request.log.error({ err }, 'unexpected error');
+    }
+    return sendOutcome(reply, mapped.status, mapped.outcome);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    return sendOutcome(reply, 404, notFoundWith(`No route for ${request.method} ${request.url.split('?')[0]}`));
+  });
+
+  await app.register(cors, {
+    origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
+    credentials: true,
+    exposedHeaders: ['location', 'etag', 'last-modified', 'content-location', 'x-request-id', 'retry-after'],
+  });
+
+  for (const prefix of ['', '/api']) {
+    await app.register(healthPlugin, { prefix, pool: deps.pool });
+    await app.register(
+      async (scope) =>
+        fhirPlugin(scope, {
+          contextFor: deps.services.contextFor,
+          shaper: deps.services.shaper,
+          operations: deps.services.operations,
+          search: deps.services.search.service,
+        }),
+      { prefix: `${prefix}/fhir/R4` },
+    );
+  }
+  return app;
+}

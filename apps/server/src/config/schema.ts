@@ -1,0 +1,93 @@
+/**
+ * Every configuration key, declared once: its environment variable, type, default and meaning.
+ * The config reference page (docs/config.md) is generated from this list by `npm run docs:config`.
+ */
+export type ConfigType = 'string' | 'integer' | 'boolean' | 'string[]';
+
+export interface ConfigKey<T> {
+  env: string;
+  type: ConfigType;
+  default: T;
+  description: string;
+  /** Secrets are never logged or printed. */
+  secret?: boolean;
+}
+
+function key<T>(env: string, type: ConfigType, defaultValue: T, description: string, secret = false): ConfigKey<T> {
+  return { env, type, default: defaultValue, description, secret };
+}
+
+export const configSchema = {
+  port: key('PORT', 'integer', 8103, 'TCP port the HTTP server listens on.'),
+  host: key('HEARTH_HOST', 'string', '0.0.0.0', 'Interface the HTTP server binds to.'),
+  baseUrl: key(
+    'HEARTH_BASE_URL',
+    'string',
+    '',
+    'Public URL of the server, used in links, Location headers and token issuer. Defaults to http://localhost:PORT/.',
+  ),
+  databaseUrl: key(
+    'DATABASE_URL',
+    'string',
+    '',
+    'PostgreSQL 14+ connection string. Empty: run an embedded PostgreSQL from the data directory.',
+    true,
+  ),
+  dataDir: key(
+    'HEARTH_DATA_DIR',
+    'string',
+    './.hearth',
+    'Directory for the embedded PostgreSQL, binary files and keys.',
+  ),
+  databasePoolSize: key('HEARTH_DB_POOL_SIZE', 'integer', 20, 'Maximum connections in the PostgreSQL pool.'),
+  databaseStatementTimeoutMs: key(
+    'HEARTH_DB_STATEMENT_TIMEOUT_MS',
+    'integer',
+    30000,
+    'PostgreSQL statement_timeout for every connection; bounds the cost of any one query.',
+  ),
+  embeddedPostgresPort: key('HEARTH_EMBEDDED_PG_PORT', 'integer', 5433, 'Port of the embedded PostgreSQL.'),
+  adminEmail: key(
+    'HEARTH_ADMIN_EMAIL',
+    'string',
+    'admin@example.com',
+    'Email of the first super admin, created on first start.',
+  ),
+  adminPassword: key(
+    'HEARTH_ADMIN_PASSWORD',
+    'string',
+    '',
+    'Password of the first super admin. Empty: a random one is generated and printed once on first start.',
+    true,
+  ),
+  maxBodyBytes: key(
+    'HEARTH_MAX_BODY_BYTES',
+    'integer',
+    16 * 1024 * 1024,
+    'Largest JSON request body accepted (413 above).',
+  ),
+  maxBinaryBytes: key(
+    'HEARTH_MAX_BINARY_BYTES',
+    'integer',
+    256 * 1024 * 1024,
+    'Largest Binary upload accepted (413 above).',
+  ),
+  maxJsonDepth: key('HEARTH_MAX_JSON_DEPTH', 'integer', 64, 'Deepest JSON nesting accepted in a request body.'),
+  maxBundleEntries: key(
+    'HEARTH_MAX_BUNDLE_ENTRIES',
+    'integer',
+    10000,
+    'Most entries in a batch or transaction Bundle.',
+  ),
+  logLevel: key('HEARTH_LOG_LEVEL', 'string', 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
+  shutdownTimeoutMs: key(
+    'HEARTH_SHUTDOWN_TIMEOUT_MS',
+    'integer',
+    10000,
+    'How long graceful shutdown waits for in-flight requests to finish.',
+  ),
+  corsOrigins: key('HEARTH_CORS_ORIGINS', 'string[]', ['*'], 'Origins allowed by CORS (comma separated, * for any).'),
+} as const;
+
+export type ConfigSchema = typeof configSchema;
+export type Config = { -readonly [K in keyof ConfigSchema]: ConfigSchema[K]['default'] };

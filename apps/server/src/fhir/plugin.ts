@@ -1,0 +1,199 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { badRequest, fail, notAcceptable, unsupportedMediaType } from '@hearth/core';
+import { ctx, rawQuery } from './context.js';
+import { createInteraction } from './interactions/create.js';
+import { conditionalDeleteInteraction, deleteInteraction } from './interactions/delete.js';
+import { historyInteraction } from './interactions/history.js';
+import { readInteraction } from './interactions/read.js';
+import { conditionalUpdateInteraction, updateInteraction } from './interactions/update.js';
+import { vreadInteraction } from './interactions/vread.js';
+import type { ElementShaper } from './elements.js';
+import type { OperationRegistry } from './operations/registry.js';
+import type { SearchService } from '../search/service.js';
+import { sendJsonText } from '../http/fhir-reply.js';
+import type { FhirContextFactory } from './context-factory.js';
+
+export interface FhirPluginDeps {
+  contextFor: FhirContextFactory;
+  shaper: ElementShaper;
+  operations: OperationRegistry;
+  search: SearchService;
+}
+
+type P<T> = FastifyRequest<{ Params: T }>;
+
+/** The FHIR REST API (hl7.org/fhir/R4/http.html), registered under /fhir/R4. */
+export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Promise<void> {
+  app.decorateRequest('fhir', null as never);
+
+  app.addHook('preHandler', async (request) => {
+    checkFormat(request);
+    request.fhir = await deps.contextFor(request);
+  });
+
+  const search = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    resourceType?: string,
+    compartment?: { resourceType: string; id: string },
+  ) => {
+    const { repo, fhirBase } = ctx(request);
+    if (resourceType) {
+      repo.assertType(resourceType);
+    }
+    const params = new URLSearchParams(rawQuery(request));
+    if (request.method === 'POST') {
+      const body = request.body;
+      if (typeof body === 'string' || (body && typeof body === 'object' && !Buffer.isBuffer(body))) {
+        const form =
+          typeof body === 'string' ? new URLSearchParams(body) : new URLSearchParams(body as Record<string, string>);
+        for (const [k, v] of form) {
+          params.append(k, v);
+        }
+      }
+    }
+    const strict = /handling=strict/i.test(String(request.headers.prefer ?? ''));
+    const text = await deps.search.search(repo, { resourceType, compartment, params, fhirBase, strict });
+    return sendJsonText(reply, 200, text, params.get('_pretty') === 'true');
+  };
+
+  const operation = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    name: string,
+    resourceType?: string,
+    id?: string,
+  ) => {
+    const level = id ? 'instance' : resourceType ? 'type' : 'system';
+    if (resourceType) {
+      ctx(request).repo.assertType(resourceType);
+    }
+    const entry = deps.operations.resolve(name, level, request.method, resourceType);
+    return entry.handler(request, reply, { resourceType, id });
+  };
+
+  // System level
+  app.get('/', (request, reply) => search(request, reply));
+  app.get('/_history', (request: P<Record<string, never>>, reply) => historyInteraction(request, reply));
+  app.get('/_search', (request, reply) => search(request, reply));
+  app.post('/_search', (request, reply) => search(request, reply));
+
+  // Type level
+  app.get('/:resourceType', (request: P<{ resourceType: string }>, reply) => {
+    const { resourceType } = request.params;
+    if (resourceType.startsWith('$')) {
+      return operation(request, reply, resourceType.slice(1));
+    }
+    return search(request, reply, resourceType);
+  });
+  app.post('/:resourceType', (request: P<{ resourceType: string }>, reply) => {
+    const { resourceType } = request.params;
+    if (resourceType.startsWith('$')) {
+      return operation(request, reply, resourceType.slice(1));
+    }
+    return createInteraction(request, reply);
+  });
+  app.put('/:resourceType', (request: P<{ resourceType: string }>, reply) =>
+    conditionalUpdateInteraction(request, reply),
+  );
+  app.delete('/:resourceType', (request: P<{ resourceType: string }>, reply) =>
+    conditionalDeleteInteraction(request, reply),
+  );
+  app.get('/:resourceType/_history', (request: P<{ resourceType: string }>, reply) => {
+    ctx(request).repo.assertType(request.params.resourceType);
+    return historyInteraction(request, reply);
+  });
+  app.get('/:resourceType/_search', (request: P<{ resourceType: string }>, reply) =>
+    search(request, reply, request.params.resourceType),
+  );
+  app.post('/:resourceType/_search', (request: P<{ resourceType: string }>, reply) =>
+    search(request, reply, request.params.resourceType),
+  );
+
+  // Instance level
+  app.get('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) => {
+    const { resourceType, id } = request.params;
+    if (id.startsWith('$')) {
+      return operation(request, reply, id.slice(1), resourceType);
+    }
+    return readInteraction(request, reply, deps.shaper);
+  });
+  app.post('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) => {
+    const { resourceType, id } = request.params;
+    if (id.startsWith('$')) {
+      return operation(request, reply, id.slice(1), resourceType);
+    }
+    fail(badRequest('POST to a resource id is not a FHIR interaction; use PUT to update'));
+  });
+  app.put('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) =>
+    updateInteraction(request, reply),
+  );
+  app.delete('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) =>
+    deleteInteraction(request, reply),
+  );
+  app.get('/:resourceType/:id/_history', (request: P<{ resourceType: string; id: string }>, reply) =>
+    historyInteraction(request, reply),
+  );
+  app.get('/:resourceType/:id/_history/:vid', (request: P<{ resourceType: string; id: string; vid: string }>, reply) =>
+    vreadInteraction(request, reply, deps.shaper),
+  );
+  const instanceOpOrCompartment = (
+    request: P<{ resourceType: string; id: string; third: string }>,
+    reply: FastifyReply,
+  ) => {
+    const { resourceType, id, third } = request.params;
+    if (third.startsWith('$')) {
+      return operation(request, reply, third.slice(1), resourceType, id);
+    }
+    if (request.method === 'POST') {
+      fail(badRequest(`POST ${resourceType}/${id}/${third} is not a FHIR interaction`));
+    }
+    ctx(request).repo.assertType(resourceType);
+    return search(request, reply, third === '*' ? undefined : third, { resourceType, id });
+  };
+  app.get('/:resourceType/:id/:third', instanceOpOrCompartment);
+  app.post('/:resourceType/:id/:third', instanceOpOrCompartment);
+}
+
+const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json', 'application/json+fhir']);
+
+/** JSON only: _format or Accept asking for anything else is a 406; a non-JSON body on a JSON route a 415. */
+function checkFormat(request: FastifyRequest): void {
+  const format = (request.query as Record<string, unknown>)._format;
+  if (format !== undefined) {
+    const f = String(Array.isArray(format) ? format[0] : format)
+      .split(';')[0]
+      .trim()
+      .toLowerCase();
+    if (!JSON_FORMATS.has(f)) {
+      fail(notAcceptable(`_format "${f}" is not supported; this server speaks JSON`));
+    }
+  }
+  const accept = request.headers.accept;
+  if (accept && !acceptsJson(accept) && !isBinaryRead(request)) {
+    fail(notAcceptable(`Accept "${accept}" cannot be served; this server speaks application/fhir+json`));
+  }
+  if (Buffer.isBuffer(request.body) && !isBinaryWrite(request)) {
+    fail(
+      unsupportedMediaType(
+        `Content-Type "${request.headers['content-type'] ?? ''}" is not supported here; send application/fhir+json`,
+      ),
+    );
+  }
+}
+
+function acceptsJson(accept: string): boolean {
+  return accept.split(',').some((part) => {
+    const type = part.split(';')[0].trim().toLowerCase();
+    return type === '*/*' || type === 'application/*' || type.includes('json') || type === '';
+  });
+}
+
+function isBinaryRead(request: FastifyRequest): boolean {
+  return /\/Binary\/[^/]+/.test(request.url.split('?')[0]);
+}
+
+function isBinaryWrite(request: FastifyRequest): boolean {
+  const path = request.url.split('?')[0];
+  return /\/Binary(\/[^/]+)?$/.test(path) || /\/\$[^/]+$/.test(path);
+}

@@ -1,0 +1,62 @@
+import { loadConfig, redactConfig } from './config/load.js';
+import { createLogger } from './platform/logger.js';
+import { createPool } from './platform/postgres.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './platform/embedded-postgres.js';
+import { runMigrations } from './storage/migrations/runner.js';
+import { createServices } from './services.js';
+import { buildApp } from './app.js';
+
+/** Loads config, starts the database, builds the app, listens, and shuts down gracefully. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  logger.info({ config: redactConfig(config) }, 'starting hearth');
+
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    logger.info({ dataDir: config.dataDir }, 'no DATABASE_URL: starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort);
+    databaseUrl = embedded.connectionString;
+  }
+  const pool = createPool({
+    connectionString: databaseUrl,
+    max: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+  });
+  const applied = await runMigrations(pool, logger);
+  logger.info({ applied }, 'database migrations done');
+
+  const services = await createServices(config, pool, logger);
+  const app = await buildApp({ config, pool, logger, services });
+  await app.listen({ port: config.port, host: config.host });
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining in-flight requests');
+    const timer = setTimeout(() => {
+      logger.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    try {
+      await app.close(); // stops accepting, waits for in-flight requests
+      await pool.end();
+      await embedded?.stop();
+    } finally {
+      logger.info('stopped');
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error('hearth failed to start:', err);
+  process.exit(1);
+});

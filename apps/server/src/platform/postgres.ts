@@ -1,0 +1,55 @@
+import pg from 'pg';
+
+/** Numbers beyond 2^53 are rare in our schema; bigint counts come back as numbers. */
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that can run a query: the pool itself or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+export interface PoolOptions {
+  connectionString: string;
+  max: number;
+  statementTimeoutMs: number;
+  applicationName?: string;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max,
+    statement_timeout: options.statementTimeoutMs,
+    application_name: options.applicationName ?? 'hearth',
+    idleTimeoutMillis: 30000,
+  });
+  // A connection dropped while idle must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs fn inside BEGIN/COMMIT; any throw rolls back. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** PostgreSQL error codes we turn into user-facing outcomes. */
+export const PG_UNIQUE_VIOLATION = '23505';
+export const PG_SERIALIZATION_FAILURE = '40001';
+export const PG_DEADLOCK = '40P01';
+export const PG_QUERY_CANCELED = '57014';
+
+export function pgErrorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}

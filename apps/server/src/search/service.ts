@@ -1,0 +1,30 @@
+import type { Bundle } from '@hearth/core';
+import type { Repository } from '../storage/repository.js';
+import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
+
+export interface SearchInput {
+  /** Undefined for a system-level search (then _type may narrow it). */
+  resourceType?: string;
+  /** Compartment search: Patient/123/Observation. */
+  compartment?: { resourceType: string; id: string };
+  /** The search parameters, from the query string or a form body. */
+  params: URLSearchParams;
+  /** Absolute FHIR base ending in '/', for fullUrl and links. */
+  fhirBase: string;
+  /** Prefer: handling=strict|lenient */
+  strict: boolean;
+}
+
+export interface SearchService {
+  /** Runs a search in the repository's scope; returns the searchset Bundle as JSON text. */
+  search(repo: Repository, input: SearchInput): Promise<string>;
+}
+
+/** The search module's three faces: write-time indexing, conditional matching, and search itself. */
+export interface SearchModule {
+  indexer: SearchIndexer;
+  matcher: ConditionalMatcher;
+  service: SearchService;
+}
+
+export type { Bundle };

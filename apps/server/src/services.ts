@@ -1,0 +1,63 @@
+import type { Config } from './config/schema.js';
+import type { Logger } from './platform/logger.js';
+import type { Pool } from './platform/postgres.js';
+import { Repository, type RepositoryDeps } from './storage/repository.js';
+import type { RepositoryScope, ResourceValidator, WriteListener } from './storage/types.js';
+import { OperationRegistry } from './fhir/operations/registry.js';
+import type { ElementShaper } from './fhir/elements.js';
+import type { FhirContextFactory } from './fhir/context-factory.js';
+import type { SearchModule } from './search/service.js';
+import { createSearchModule } from './search/module.js';
+import { createValidator, createShaper } from './fhir/definitions.js';
+import { bootstrapSuperAdminProject } from './bootstrap.js';
+
+/** Everything the HTTP layer needs, built once at start-up. */
+export interface Services {
+  repositoryDeps: RepositoryDeps;
+  /** A repository acting as the server itself, across all projects. */
+  systemRepo(projectId?: string): Repository;
+  search: SearchModule;
+  operations: OperationRegistry;
+  shaper: ElementShaper;
+  validator: ResourceValidator;
+  contextFor: FhirContextFactory;
+  superAdminProjectId: string;
+  listeners: WriteListener[];
+}
+
+export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
+  const validator = createValidator();
+  const search = createSearchModule();
+  const listeners: WriteListener[] = [];
+  const repositoryDeps: RepositoryDeps = {
+    pool,
+    validator,
+    indexer: search.indexer,
+    matcher: search.matcher,
+    listeners,
+  };
+  const systemRepo = (projectId?: string): Repository => {
+    const scope: RepositoryScope = { projectId: projectId ?? superAdminProjectId, system: true };
+    return new Repository(repositoryDeps, scope);
+  };
+  let superAdminProjectId = '';
+  superAdminProjectId = await bootstrapSuperAdminProject(pool, repositoryDeps, config, logger);
+
+  const operations = new OperationRegistry();
+  const contextFor: FhirContextFactory = async (request) => ({
+    repo: new Repository(repositoryDeps, { projectId: superAdminProjectId, readProjects: [superAdminProjectId] }),
+    fhirBase: `${config.baseUrl}fhir/R4/`,
+    requestId: request.id,
+  });
+  return {
+    repositoryDeps,
+    systemRepo,
+    search,
+    operations,
+    shaper: createShaper(),
+    validator,
+    contextFor,
+    superAdminProjectId,
+    listeners,
+  };
+}

@@ -1,0 +1,12 @@
+import type { PoolClient } from '../../platform/postgres.js';
+import { m0001CoreStorage } from './0001-core-storage.js';
+
+export interface Migration {
+  /** Ordering key. Ranges by capability keep parallel work from colliding: 1-99 storage, 100-199 search, 200-299 auth, 300-399 jobs/bots/subscriptions, 400-499 terminology. */
+  id: number;
+  name: string;
+  up(client: PoolClient): Promise<void>;
+}
+
+/** The one list of migrations, in order. */
+export const migrations: Migration[] = [m0001CoreStorage];

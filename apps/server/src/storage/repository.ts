@@ -1,0 +1,511 @@
+import {
+  badRequest,
+  conflict,
+  fail,
+  generateId,
+  goneWith,
+  isValidId,
+  notFoundWith,
+  OperationOutcomeError,
+  preconditionFailed,
+  validationError,
+  type Resource,
+} from '@hearth/core';
+import { pgErrorCode, PG_UNIQUE_VIOLATION, type Pool, type PoolClient, type Queryable } from '../platform/postgres.js';
+import { buildStoredVersion, parseStored } from './serialize.js';
+import {
+  selectCurrent,
+  selectCurrentMany,
+  selectHistory,
+  selectVersion,
+  versionKey,
+  writeVersions,
+  type CurrentRow,
+  type HistoryQuery,
+} from './sql/versions.js';
+import { isStoredResourceType } from './tables.js';
+import type {
+  ConditionalMatcher,
+  RepositoryScope,
+  ResourceValidator,
+  SearchIndexer,
+  StoredVersion,
+  WriteEvent,
+  WriteListener,
+} from './types.js';
+
+export interface RepositoryDeps {
+  pool: Pool;
+  validator: ResourceValidator;
+  indexer: SearchIndexer;
+  matcher: ConditionalMatcher;
+  listeners?: WriteListener[];
+  clock?: () => Date;
+}
+
+/** A read of one version: the stored JSON text is kept so it can be served without re-serialising. */
+export interface ReadResult {
+  resource: Resource;
+  content: string;
+  versionId: number;
+  lastUpdated: Date;
+}
+
+export interface WriteResult extends ReadResult {
+  /** True when a new resource was created (201), false when an existing one was updated or returned. */
+  created: boolean;
+}
+
+export interface WriteOptions {
+  /** The version the client last saw (If-Match); anything else is a 412. */
+  ifMatch?: number;
+}
+
+/** Bounded retries for an update that lost a race without If-Match: every write lands, none is lost. */
+const MAX_UPDATE_ATTEMPTS = 20;
+
+/**
+ * The FHIR datastore for one scope (a project and an actor). Thin orchestration over sql/:
+ * validation, meta assignment, versioning, index writes and conditional logic.
+ * Every write runs in one transaction with its index rows; listeners hear of it after the commit.
+ */
+export class Repository {
+  private readonly deps: RepositoryDeps;
+  readonly scope: RepositoryScope;
+  /** Set when this repository runs inside a caller's transaction (transaction Bundles). */
+  private readonly client?: PoolClient;
+  private readonly pendingEvents: WriteEvent[] = [];
+
+  constructor(deps: RepositoryDeps, scope: RepositoryScope, client?: PoolClient) {
+    this.deps = deps;
+    this.scope = scope;
+    this.client = client;
+  }
+
+  private get db(): Queryable {
+    return this.client ?? this.deps.pool;
+  }
+
+  private now(): Date {
+    return this.deps.clock ? this.deps.clock() : new Date();
+  }
+
+  /** Projects readable in this scope; undefined means all. */
+  private get projects(): string[] | undefined {
+    return this.scope.readProjects;
+  }
+
+  /** Runs fn with a repository bound to one transaction; listeners hear of its writes only after COMMIT. */
+  async withTransaction<T>(fn: (repo: Repository) => Promise<T>): Promise<T> {
+    if (this.client) {
+      return fn(this);
+    }
+    const client = await this.deps.pool.connect();
+    const txRepo = new Repository(this.deps, this.scope, client);
+    try {
+      await client.query('BEGIN');
+      const result = await fn(txRepo);
+      await client.query('COMMIT');
+      this.emit(txRepo.pendingEvents);
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private emit(events: WriteEvent[]): void {
+    if (events.length === 0) {
+      return;
+    }
+    if (this.client) {
+      this.pendingEvents.push(...events);
+      return;
+    }
+    for (const listener of this.deps.listeners ?? []) {
+      try {
+        listener(events);
+      } catch {
+        // A listener's failure must never undo or fail a committed write.
+      }
+    }
+  }
+
+  assertType(resourceType: string): void {
+    if (!isStoredResourceType(resourceType)) {
+      fail(notFoundWith(`Unknown resource type "${resourceType}"`));
+    }
+  }
+
+  private validate(resource: Resource): void {
+    const issues = this.deps.validator.validate(resource);
+    const errors = issues.filter((i) => i.severity === 'error' || i.severity === 'fatal');
+    if (errors.length > 0) {
+      fail(validationError(issues));
+    }
+  }
+
+  // ---- reads ----
+
+  async readCurrentRow(resourceType: string, id: string): Promise<CurrentRow> {
+    this.assertType(resourceType);
+    if (!isValidId(id)) {
+      fail(notFoundWith(`${resourceType}/${id} not found`));
+    }
+    const row = await selectCurrent(this.db, resourceType, id, this.projects);
+    if (!row) {
+      fail(notFoundWith(`${resourceType}/${id} not found`));
+    }
+    return row;
+  }
+
+  async readResource<T extends Resource = Resource>(
+    resourceType: string,
+    id: string,
+  ): Promise<ReadResult & { resource: T }> {
+    const row = await this.readCurrentRow(resourceType, id);
+    if (row.deleted) {
+      fail(goneWith(`${resourceType}/${id} was deleted`));
+    }
+    return {
+      resource: parseStored(row.content) as T,
+      content: row.content,
+      versionId: row.versionId,
+      lastUpdated: row.lastUpdated,
+    };
+  }
+
+  /** Reads many resources of one type; missing and deleted ones are left out. */
+  async readResources(resourceType: string, ids: string[]): Promise<ReadResult[]> {
+    this.assertType(resourceType);
+    const rows = await selectCurrentMany(this.db, resourceType, ids.filter(isValidId), this.projects);
+    return rows
+      .filter((r) => !r.deleted)
+      .map((r) => ({
+        resource: parseStored(r.content),
+        content: r.content,
+        versionId: r.versionId,
+        lastUpdated: r.lastUpdated,
+      }));
+  }
+
+  async readVersion(resourceType: string, id: string, versionId: string): Promise<ReadResult> {
+    this.assertType(resourceType);
+    const vid = Number(versionId);
+    if (!isValidId(id) || !Number.isInteger(vid) || vid < 1 || vid > 2 ** 31 - 1) {
+      fail(notFoundWith(`${resourceType}/${id}/_history/${versionId} not found`));
+    }
+    const row = await selectVersion(this.db, resourceType, id, vid, this.projects);
+    if (!row) {
+      fail(notFoundWith(`${resourceType}/${id}/_history/${versionId} not found`));
+    }
+    if (row.deleted) {
+      fail(goneWith(`${resourceType}/${id}/_history/${versionId} is a deletion`));
+    }
+    return {
+      resource: parseStored(row.content),
+      content: row.content,
+      versionId: row.versionId,
+      lastUpdated: row.lastUpdated,
+    };
+  }
+
+  /** Versions newest first, one page; deleted versions come with an empty content. */
+  async readHistory(query: Omit<HistoryQuery, 'projects'>): Promise<{ rows: CurrentRow[]; hasMore: boolean }> {
+    if (query.resourceType) {
+      this.assertType(query.resourceType);
+    }
+    if (query.resourceType && query.id) {
+      // 404 for an id that never existed here.
+      await this.readCurrentRow(query.resourceType, query.id);
+    }
+    const rows = await selectHistory(this.db, { ...query, projects: this.projects });
+    const hasMore = rows.length > query.count;
+    return { rows: hasMore ? rows.slice(0, query.count) : rows, hasMore };
+  }
+
+  // ---- writes ----
+
+  /** Creates a resource with a new server-assigned id. */
+  async createResource<T extends Resource>(resource: T): Promise<WriteResult & { resource: T }> {
+    this.assertType(resource.resourceType);
+    const input = { ...resource, id: generateId() };
+    this.validate(input);
+    const version = this.buildVersion(input, input.id, this.scope.projectId, 1);
+    await this.writeBatch([{ version, interaction: 'create' }]);
+    return this.toWriteResult(version, true) as WriteResult & { resource: T };
+  }
+
+  /** Conditional create (If-None-Exist): creates unless exactly one match exists; 412 on several. */
+  async createResourceIfNoneExist<T extends Resource>(
+    resource: T,
+    query: string,
+  ): Promise<WriteResult & { resource: T }> {
+    this.assertType(resource.resourceType);
+    return this.withTransaction(async (repo) => {
+      await repo.lockCondition(resource.resourceType, query);
+      const ids = await repo.deps.matcher.findIds(repo.db, repo.scope, resource.resourceType, query, 2);
+      if (ids.length > 1) {
+        fail(preconditionFailed(`If-None-Exist matched ${ids.length} or more ${resource.resourceType} resources`));
+      }
+      if (ids.length === 1) {
+        const existing = await repo.readResource<T>(resource.resourceType, ids[0]);
+        return { ...existing, created: false };
+      }
+      return repo.createResource(resource);
+    });
+  }
+
+  /**
+   * Update (or create with a client-chosen id). Without If-Match, a concurrent writer makes us
+   * retry on top of its version, so no write is lost; with If-Match, a stale version is a 412.
+   */
+  async updateResource<T extends Resource>(
+    resource: T,
+    options: WriteOptions = {},
+  ): Promise<WriteResult & { resource: T }> {
+    this.assertType(resource.resourceType);
+    const id = resource.id;
+    if (!isValidId(id)) {
+      fail(badRequest('Resource id is missing or invalid', `${resource.resourceType}.id`));
+    }
+    this.validate(resource);
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const current = await selectCurrent(this.db, resource.resourceType, id, this.projects);
+      if (options.ifMatch !== undefined && (!current || current.versionId !== options.ifMatch)) {
+        fail(
+          preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`),
+        );
+      }
+      const projectId = current?.projectId ?? this.scope.projectId;
+      const version = this.buildVersion(resource, id, projectId, (current?.versionId ?? 0) + 1);
+      const written = await this.writeBatch(
+        [{ version, interaction: current && !current.deleted ? 'update' : 'create', previous: current }],
+        true,
+      );
+      if (written) {
+        return this.toWriteResult(version, !current || current.deleted) as WriteResult & { resource: T };
+      }
+      if (options.ifMatch !== undefined) {
+        fail(
+          preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`),
+        );
+      }
+    }
+    fail(conflict(`Too many concurrent updates of ${resource.resourceType}/${id}; try again`, 'lock-error'));
+  }
+
+  /** Conditional update: PUT Type?query. */
+  async conditionalUpdate<T extends Resource>(resource: T, query: string): Promise<WriteResult & { resource: T }> {
+    this.assertType(resource.resourceType);
+    return this.withTransaction(async (repo) => {
+      await repo.lockCondition(resource.resourceType, query);
+      const ids = await repo.deps.matcher.findIds(repo.db, repo.scope, resource.resourceType, query, 2);
+      if (ids.length > 1) {
+        fail(preconditionFailed(`Conditional update matched ${ids.length} or more ${resource.resourceType} resources`));
+      }
+      if (ids.length === 1) {
+        if (resource.id && resource.id !== ids[0]) {
+          fail(
+            badRequest(
+              `Resource id ${resource.id} does not match the resource found (${ids[0]})`,
+              `${resource.resourceType}.id`,
+            ),
+          );
+        }
+        return repo.updateResource({ ...resource, id: ids[0] });
+      }
+      return resource.id ? repo.updateResource(resource) : repo.createResource(resource);
+    });
+  }
+
+  async deleteResource(resourceType: string, id: string, options: WriteOptions = {}): Promise<void> {
+    this.assertType(resourceType);
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const current = await this.readCurrentRow(resourceType, id);
+      if (options.ifMatch !== undefined && current.versionId !== options.ifMatch) {
+        fail(preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resourceType}/${id}`));
+      }
+      if (current.deleted) {
+        return; // Deleting a deleted resource succeeds and writes nothing (R4 http.html#delete).
+      }
+      const version: StoredVersion = {
+        resourceType,
+        id,
+        projectId: current.projectId,
+        versionId: current.versionId + 1,
+        lastUpdated: this.laterThan(current.lastUpdated),
+        deleted: true,
+        content: '',
+        compartments: [],
+      };
+      if (await this.writeBatch([{ version, interaction: 'delete', previous: current }], true)) {
+        return;
+      }
+    }
+    fail(conflict(`Too many concurrent writes of ${resourceType}/${id}; try again`, 'lock-error'));
+  }
+
+  /** Conditional delete: deletes every match, up to `max` (more: 412). Returns how many were deleted. */
+  async conditionalDelete(resourceType: string, query: string, max: number): Promise<number> {
+    this.assertType(resourceType);
+    return this.withTransaction(async (repo) => {
+      await repo.lockCondition(resourceType, query);
+      const ids = await repo.deps.matcher.findIds(repo.db, repo.scope, resourceType, query, max + 1);
+      if (ids.length > max) {
+        fail(preconditionFailed(`Conditional delete matched more than ${max} ${resourceType} resources`));
+      }
+      for (const id of ids) {
+        await repo.deleteResource(resourceType, id);
+      }
+      return ids.length;
+    });
+  }
+
+  /** The id of the single resource matching a condition (conditional patch): 404 none, 412 several. */
+  async resolveCondition(resourceType: string, query: string): Promise<string> {
+    this.assertType(resourceType);
+    const ids = await this.deps.matcher.findIds(this.db, this.scope, resourceType, query, 2);
+    if (ids.length === 0) {
+      fail(notFoundWith(`No ${resourceType} matches ${query}`));
+    }
+    if (ids.length > 1) {
+      fail(preconditionFailed(`The condition matched ${ids.length} or more ${resourceType} resources`));
+    }
+    return ids[0];
+  }
+
+  /**
+   * Creates many new resources at once (transaction Bundles, imports): one multi-row statement for
+   * the resources, one per index table. Resources must already carry their final ids.
+   */
+  async createMany(resources: Resource[]): Promise<WriteResult[]> {
+    const versions = resources.map((r) => {
+      this.assertType(r.resourceType);
+      if (!isValidId(r.id)) {
+        fail(badRequest('Resource id is missing or invalid', `${r.resourceType}.id`));
+      }
+      this.validate(r);
+      return this.buildVersion(r, r.id, this.scope.projectId, 1);
+    });
+    await this.writeBatch(versions.map((version) => ({ version, interaction: 'create' as const })));
+    return versions.map((v) => this.toWriteResult(v, true));
+  }
+
+  /** Serialises advisory locks on one condition, so identical conditional writes cannot both create. */
+  private async lockCondition(resourceType: string, query: string): Promise<void> {
+    const normalized = query.split('&').filter(Boolean).sort().join('&');
+    await this.db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `${this.scope.projectId}|${resourceType}|${normalized}`,
+    ]);
+  }
+
+  private buildVersion(resource: Resource, id: string, projectId: string, versionId: number): StoredVersion {
+    return buildStoredVersion({
+      resource,
+      id,
+      projectId,
+      versionId,
+      lastUpdated: this.now(),
+      author: this.scope.author,
+      compartments: (r) => this.deps.indexer.compartmentsOf(r),
+    });
+  }
+
+  /** lastUpdated never goes backwards within one resource's history, whatever the clocks do. */
+  private laterThan(previous: Date): Date {
+    const now = this.now();
+    return now > previous ? now : new Date(previous.getTime() + 1);
+  }
+
+  /**
+   * Writes versions and their index rows atomically. Returns false (with tolerateRace) when another
+   * writer got there first; otherwise a lost race is a conflict.
+   */
+  private async writeBatch(
+    items: { version: StoredVersion; interaction: WriteEvent['interaction']; previous?: CurrentRow }[],
+    tolerateRace = false,
+  ): Promise<boolean> {
+    const versions = items.map((i) => i.version);
+    const run = async (client: PoolClient): Promise<boolean> => {
+      let written: Set<string>;
+      try {
+        written = await writeVersions(client, versions);
+      } catch (err) {
+        if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
+          throw new OperationOutcomeError(conflict('A resource with that id already exists'), err);
+        }
+        throw err;
+      }
+      const missing = versions.filter((v) => !written.has(versionKey(v.resourceType, v.projectId, v.id)));
+      if (missing.length > 0) {
+        if (tolerateRace) {
+          return false;
+        }
+        fail(conflict(`${missing[0].resourceType}/${missing[0].id} was changed or created concurrently`));
+      }
+      await this.deps.indexer.index(client, versions);
+      return true;
+    };
+    let ok: boolean;
+    if (this.client) {
+      // Inside a caller's transaction: a savepoint lets a lost race be retried without aborting it.
+      await this.client.query('SAVEPOINT hearth_write');
+      try {
+        ok = await run(this.client);
+        await this.client.query(ok ? 'RELEASE SAVEPOINT hearth_write' : 'ROLLBACK TO SAVEPOINT hearth_write');
+      } catch (err) {
+        await this.client.query('ROLLBACK TO SAVEPOINT hearth_write');
+        throw err;
+      }
+    } else {
+      const client = await this.deps.pool.connect();
+      try {
+        await client.query('BEGIN');
+        ok = await run(client);
+        await client.query(ok ? 'COMMIT' : 'ROLLBACK');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    }
+    if (ok) {
+      this.emit(
+        items.map((i) => ({
+          interaction: i.interaction,
+          version: i.version,
+          previous: i.previous ? currentRowToVersion(i.previous) : undefined,
+        })),
+      );
+    }
+    return ok;
+  }
+
+  private toWriteResult(version: StoredVersion, created: boolean): WriteResult {
+    return {
+      resource: version.resource as Resource,
+      content: version.content,
+      versionId: version.versionId,
+      lastUpdated: version.lastUpdated,
+      created,
+    };
+  }
+}
+
+function currentRowToVersion(row: CurrentRow): StoredVersion {
+  return {
+    resourceType: row.resourceType,
+    id: row.id,
+    projectId: row.projectId,
+    versionId: row.versionId,
+    lastUpdated: row.lastUpdated,
+    deleted: row.deleted,
+    content: row.content,
+    resource: row.deleted || !row.content ? undefined : parseStored(row.content),
+    compartments: [],
+  };
+}

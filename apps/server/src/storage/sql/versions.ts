@@ -1,0 +1,223 @@
+import type { PoolClient, Queryable } from '../../platform/postgres.js';
+import type { StoredVersion } from '../types.js';
+
+/**
+ * Writes a batch of versions in one statement: the current row (insert, or update of exactly
+ * the previous version) and the history row. Returns the keys that were written; a version whose
+ * predecessor is not the stored one is skipped, which callers turn into a 412 or a retry.
+ * Multi-row through unnest, so a 150-entry transaction is one round trip, not 300.
+ */
+export async function writeVersions(client: PoolClient, versions: StoredVersion[]): Promise<Set<string>> {
+  if (versions.length === 0) {
+    return new Set();
+  }
+  const cols = {
+    type: [] as string[],
+    id: [] as string[],
+    project: [] as string[],
+    version: [] as number[],
+    updated: [] as string[],
+    deleted: [] as boolean[],
+    content: [] as string[],
+    compartments: [] as string[],
+  };
+  for (const v of versions) {
+    cols.type.push(v.resourceType);
+    cols.id.push(v.id);
+    cols.project.push(v.projectId);
+    cols.version.push(v.versionId);
+    cols.updated.push(v.lastUpdated.toISOString());
+    cols.deleted.push(v.deleted);
+    cols.content.push(v.content);
+    cols.compartments.push(JSON.stringify(v.compartments));
+  }
+  const result = await client.query<{ resource_type: string; id: string; project_id: string }>(
+    `WITH v AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::int[], $5::timestamptz[], $6::bool[], $7::text[], $8::text[])
+         AS v(resource_type, id, project_id, version_id, last_updated, deleted, content, compartments_json)
+     ),
+     cur AS (
+       INSERT INTO resource (resource_type, id, project_id, version_id, last_updated, deleted, content, compartments)
+       SELECT resource_type, id, project_id, version_id, last_updated, deleted, content,
+              ARRAY(SELECT json_array_elements_text(compartments_json::json))
+       FROM v
+       ON CONFLICT (resource_type, project_id, id) DO UPDATE SET
+         version_id = EXCLUDED.version_id,
+         last_updated = EXCLUDED.last_updated,
+         deleted = EXCLUDED.deleted,
+         content = EXCLUDED.content,
+         compartments = EXCLUDED.compartments
+       WHERE resource.version_id = EXCLUDED.version_id - 1
+       RETURNING resource_type, id, project_id, version_id
+     )
+     INSERT INTO resource_history (resource_type, id, project_id, version_id, last_updated, deleted, content)
+     SELECT v.resource_type, v.id, v.project_id, v.version_id, v.last_updated, v.deleted, v.content
+     FROM v JOIN cur USING (resource_type, id, project_id, version_id)
+     RETURNING resource_type, id, project_id`,
+    [cols.type, cols.id, cols.project, cols.version, cols.updated, cols.deleted, cols.content, cols.compartments],
+  );
+  return new Set(result.rows.map((r) => versionKey(r.resource_type, r.project_id, r.id)));
+}
+
+export function versionKey(resourceType: string, projectId: string, id: string): string {
+  return `${resourceType}/${projectId}/${id}`;
+}
+
+export interface CurrentRow {
+  resourceType: string;
+  id: string;
+  projectId: string;
+  versionId: number;
+  lastUpdated: Date;
+  deleted: boolean;
+  content: string;
+}
+
+interface CurrentDbRow {
+  resource_type: string;
+  id: string;
+  project_id: string;
+  version_id: number;
+  last_updated: Date;
+  deleted: boolean;
+  content: string;
+}
+
+function toCurrentRow(r: CurrentDbRow): CurrentRow {
+  return {
+    resourceType: r.resource_type,
+    id: r.id,
+    projectId: r.project_id,
+    versionId: r.version_id,
+    lastUpdated: r.last_updated,
+    deleted: r.deleted,
+    content: r.content,
+  };
+}
+
+const CURRENT_COLUMNS = 'resource_type, id, project_id, version_id, last_updated, deleted, content';
+
+/** The current row of one resource within the given projects (undefined projects: any). */
+export async function selectCurrent(
+  db: Queryable,
+  resourceType: string,
+  id: string,
+  projects: string[] | undefined,
+  lock = false,
+): Promise<CurrentRow | undefined> {
+  const params: unknown[] = [resourceType, id];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM resource WHERE resource_type = $1 AND id = $2`;
+  if (projects) {
+    params.push(projects);
+    sql += ' AND project_id = ANY($3::uuid[])';
+  }
+  sql += ' ORDER BY project_id LIMIT 1';
+  if (lock) {
+    sql += ' FOR UPDATE';
+  }
+  const result = await db.query<CurrentDbRow>(sql, params);
+  return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
+}
+
+/** Current rows of many resources of one type, in one query. */
+export async function selectCurrentMany(
+  db: Queryable,
+  resourceType: string,
+  ids: string[],
+  projects: string[] | undefined,
+): Promise<CurrentRow[]> {
+  if (ids.length === 0) {
+    return [];
+  }
+  const params: unknown[] = [resourceType, ids];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM resource WHERE resource_type = $1 AND id = ANY($2::text[])`;
+  if (projects) {
+    params.push(projects);
+    sql += ' AND project_id = ANY($3::uuid[])';
+  }
+  const result = await db.query<CurrentDbRow>(sql, params);
+  return result.rows.map(toCurrentRow);
+}
+
+/** One past or current version. */
+export async function selectVersion(
+  db: Queryable,
+  resourceType: string,
+  id: string,
+  versionId: number,
+  projects: string[] | undefined,
+): Promise<CurrentRow | undefined> {
+  const params: unknown[] = [resourceType, id, versionId];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM resource_history WHERE resource_type = $1 AND id = $2 AND version_id = $3`;
+  if (projects) {
+    params.push(projects);
+    sql += ' AND project_id = ANY($4::uuid[])';
+  }
+  sql += ' LIMIT 1';
+  const result = await db.query<CurrentDbRow>(sql, params);
+  return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
+}
+
+export interface HistoryQuery {
+  resourceType?: string;
+  id?: string;
+  projects: string[] | undefined;
+  /** Only versions written at or after this instant. */
+  since?: Date;
+  /** Only versions that were current at some time in [atStart, atEnd). */
+  atStart?: Date;
+  atEnd?: Date;
+  /** Keyset cursor: versions strictly older than this position in (last_updated desc, id, version desc) order. */
+  before?: { lastUpdated: Date; resourceType: string; id: string; versionId: number };
+  count: number;
+}
+
+/**
+ * Versions newest first, keyset-paged. Returns up to count + 1 rows so the caller knows whether
+ * a next page exists without counting.
+ */
+export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<CurrentRow[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const p = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (q.resourceType) {
+    where.push(`h.resource_type = ${p(q.resourceType)}`);
+  }
+  if (q.id) {
+    where.push(`h.id = ${p(q.id)}`);
+  }
+  if (q.projects) {
+    where.push(`h.project_id = ANY(${p(q.projects)}::uuid[])`);
+  }
+  if (q.since) {
+    where.push(`h.last_updated >= ${p(q.since)}`);
+  }
+  if (q.atEnd) {
+    where.push(`h.last_updated < ${p(q.atEnd)}`);
+  }
+  if (q.atStart) {
+    // Current at some point of the period: no later version was written before the period began.
+    where.push(`NOT EXISTS (SELECT 1 FROM resource_history n
+      WHERE n.resource_type = h.resource_type AND n.project_id = h.project_id AND n.id = h.id
+        AND n.version_id > h.version_id AND n.last_updated <= ${p(q.atStart)})`);
+  }
+  if (q.before) {
+    const t = p(q.before.lastUpdated);
+    const rt = p(q.before.resourceType);
+    const id = p(q.before.id);
+    const v = p(q.before.versionId);
+    where.push(
+      `(h.last_updated < ${t} OR (h.last_updated = ${t} AND (h.resource_type, h.id, -h.version_id) > (${rt}::text, ${id}::text, -(${v}::int))))`,
+    );
+  }
+  const sql = `SELECT h.resource_type, h.id, h.project_id, h.version_id, h.last_updated, h.deleted, h.content
+    FROM resource_history h
+    ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+    ORDER BY h.last_updated DESC, h.resource_type, h.id, h.version_id DESC
+    LIMIT ${p(q.count + 1)}`;
+  const result = await db.query<CurrentDbRow>(sql, params);
+  return result.rows.map(toCurrentRow);
+}

@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** A fresh, migrated database of its own (a clone of the run's template), for one test file. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('pgAdminUrl');
+  const template = inject('pgTemplate');
+  const name = `hearth_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: withDatabase(adminUrl, name),
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export * from './fhir-types.js';
+export * from './ids.js';
+export * from './outcome.js';

@@ -1,0 +1,60 @@
+// Builds the deployables: bundles each app's TypeScript (with the workspace packages inlined)
+// into dist/, leaving npm dependencies external. Type checking is `npm run typecheck`.
+import { build } from 'esbuild';
+import { readFileSync, existsSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+
+const root = JSON.parse(readFileSync('package.json', 'utf8'));
+
+function externalsOf(pkgPath) {
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8'));
+  return Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies });
+}
+
+const workspaces = root.workspaces.flatMap((pattern) => {
+  const dir = pattern.replace('/*', '');
+  return execSync(`ls ${dir}`, { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((name) => `${dir}/${name}`)
+    .filter((path) => existsSync(`${path}/package.json`));
+});
+// Every npm dependency of any workspace stays external; @hearth/* sources are bundled.
+const external = [...new Set(workspaces.flatMap((ws) => externalsOf(`${ws}/package.json`)))].filter(
+  (name) => !name.startsWith('@hearth/'),
+);
+
+const entries = [
+  { entry: 'apps/server/src/main.ts', out: 'apps/server/dist/main.js' },
+  { entry: 'tools/bench/bench.ts', out: 'tools/bench/dist/bench.js' },
+  { entry: 'apps/cli/src/main.ts', out: 'apps/cli/dist/main.js', banner: '#!/usr/bin/env node' },
+].filter((e) => existsSync(e.entry));
+
+const started = Date.now();
+for (const e of entries) {
+  await build({
+    entryPoints: [e.entry],
+    outfile: e.out,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    conditions: ['source'],
+    external,
+    banner: {
+      js: [
+        e.banner ?? '',
+        // CommonJS dependencies bundled into ESM still call require().
+        "import { createRequire as __hearthCreateRequire } from 'node:module'; const require = __hearthCreateRequire(import.meta.url);",
+      ].join('\n'),
+    },
+    logLevel: 'warning',
+  });
+}
+for (const hook of ['apps/app/build.mjs']) {
+  if (existsSync(hook)) {
+    execSync(`node ${hook}`, { stdio: 'inherit' });
+  }
+}
+console.log(`built ${entries.map((e) => e.out).join(', ')} in ${Date.now() - started} ms`);

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  // Workspace packages resolve to their TypeScript sources in tests.
+  resolve: { conditions: ['source'] },
+  ssr: { resolve: { conditions: ['source'] } },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tools/**/*.test.ts'],
+    globalSetup: ['tools/test/global-setup.ts'],
+    reporters: ['default', './tools/test/summary-reporter.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+  },
+});
