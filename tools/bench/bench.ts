@@ -1,0 +1,195 @@
+/**
+ * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
+ * [--only core|search|all] [--scale N]`. Starts a server (embedded PostgreSQL, or DATABASE_URL) unless
+ * --base-url is given, measures each workload at the given concurrency, and prints medians of the runs
+ * with each figure's ratio to a raw-SQL baseline measured in the same run.
+ */
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { BenchClient } from './http.js';
+import { runLoad, median, type LoadResult, type Operation } from './load.js';
+import { startServer, type BenchServer } from './server.js';
+import { signIn } from './auth.js';
+import { coreScenarios } from './scenarios-core.js';
+import { searchScenarios } from './scenarios-search.js';
+
+export interface Scenario {
+  name: string;
+  /** What the rate counts: requests, or resources for bulk workloads. */
+  unit: 'req/s' | 'resources/s';
+  /** Target from the issues, for the report. */
+  target?: string;
+  op: Operation;
+  concurrency?: number;
+}
+
+export interface BenchContext {
+  client: BenchClient;
+  concurrency: number;
+  scale: number;
+  log(message: string): void;
+}
+
+const { values: args } = parseArgs({
+  options: {
+    'base-url': { type: 'string' },
+    seconds: { type: 'string', default: '5' },
+    runs: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '16' },
+    only: { type: 'string', default: 'all' },
+    scale: { type: 'string', default: '1' },
+    email: { type: 'string', default: 'bench-admin@example.com' },
+    password: { type: 'string', default: 'bench-Password-1234' },
+  },
+});
+
+const seconds = Number(args.seconds);
+const runs = Number(args.runs);
+const concurrency = Number(args.concurrency);
+const scale = Number(args.scale);
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+function fmt(n: number, digits = 0): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+async function measure(s: Scenario): Promise<LoadResult & { runs: LoadResult[] }> {
+  const results: LoadResult[] = [];
+  for (let r = 0; r < runs; r++) {
+    const res = await runLoad(s.name, s.op, {
+      concurrency: s.concurrency ?? concurrency,
+      seconds,
+      warmupSeconds: r === 0 ? 1 : 0,
+    });
+    results.push(res);
+    log(
+      `  ${s.name} run ${r + 1}: ${fmt(res.rate)} ${s.unit}, p50 ${fmt(res.p50, 1)} ms, p95 ${fmt(res.p95, 1)} ms, errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ''}`,
+    );
+  }
+  return {
+    name: s.name,
+    count: results.reduce((a, r) => a + r.count, 0),
+    errors: results.reduce((a, r) => a + r.errors, 0),
+    seconds: results.reduce((a, r) => a + r.seconds, 0),
+    rate: median(results.map((r) => r.rate)),
+    p50: median(results.map((r) => r.p50)),
+    p95: median(results.map((r) => r.p95)),
+    p99: median(results.map((r) => r.p99)),
+    firstError: results.find((r) => r.firstError)?.firstError,
+    runs: results,
+  };
+}
+
+/** Single-row INSERTs of a ~1 KB JSONB row straight through the driver: the ceiling for one write. */
+async function baseline(databaseUrl: string): Promise<Scenario & { cleanup(): Promise<void> }> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_baseline (id uuid PRIMARY KEY, content jsonb NOT NULL)');
+  await pool.query('TRUNCATE bench_baseline');
+  const row = JSON.stringify({ resourceType: 'Patient', text: 'x'.repeat(900), name: [{ family: 'Baseline' }] });
+  return {
+    name: 'raw SQL INSERT (baseline)',
+    unit: 'req/s',
+    op: async () => {
+      await pool.query('INSERT INTO bench_baseline (id, content) VALUES ($1, $2)', [
+        globalThis.crypto.randomUUID(),
+        row,
+      ]);
+    },
+    async cleanup() {
+      await pool.query('DROP TABLE IF EXISTS bench_baseline');
+      await pool.end();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let server: BenchServer | undefined;
+  let baseUrl = args['base-url'];
+  if (!baseUrl) {
+    log('starting server (embedded PostgreSQL unless DATABASE_URL is set)...');
+    server = await startServer({ email: args.email as string, password: args.password as string });
+    baseUrl = server.baseUrl;
+  }
+  if (!baseUrl.endsWith('/')) {
+    baseUrl += '/';
+  }
+  const client = new BenchClient(`${baseUrl}fhir/R4`, concurrency);
+  try {
+    client.headers = await signIn(baseUrl, args.email as string, args.password as string);
+    const ctx: BenchContext = { client, concurrency, scale, log };
+    const rows: { s: Scenario; r: LoadResult }[] = [];
+    let baselineRate = NaN;
+    const databaseUrl = server?.databaseUrl ?? process.env.DATABASE_URL;
+    if (databaseUrl) {
+      log('measuring raw-SQL baseline...');
+      const b = await baseline(databaseUrl);
+      const r = await measure(b);
+      baselineRate = r.rate;
+      rows.push({ s: b, r });
+      await b.cleanup();
+    } else {
+      log('no DATABASE_URL for the target server: ratios to the raw-SQL baseline are not shown');
+    }
+    const only = args.only as string;
+    const groups: (() => Promise<Scenario[]>)[] = [];
+    if (only === 'all' || only === 'core') {
+      groups.push(() => coreScenarios(ctx));
+    }
+    if (only === 'all' || only === 'search') {
+      groups.push(() => searchScenarios(ctx));
+    }
+    for (const group of groups) {
+      for (const s of await group()) {
+        log(`measuring ${s.name}...`);
+        rows.push({ s, r: await measure(s) });
+      }
+    }
+    const peak = server?.peakMemoryMb();
+    report(rows, baselineRate, peak);
+  } finally {
+    await client.close();
+    await server?.stop();
+  }
+}
+
+function report(rows: { s: Scenario; r: LoadResult }[], baselineRate: number, peakMb: number | undefined): void {
+  const lines: string[] = [];
+  lines.push('');
+  lines.push(
+    `Hearth benchmark: concurrency ${concurrency}, ${runs} runs of ${seconds} s each, medians; ratio = rate / raw-SQL INSERT rate`,
+  );
+  lines.push('');
+  const header = ['workload', 'rate', 'unit', 'p50 ms', 'p95 ms', 'p99 ms', 'ratio', 'errors', 'target'];
+  const table = rows.map(({ s, r }) => [
+    s.name,
+    fmt(r.rate),
+    s.unit,
+    fmt(r.p50, 1),
+    fmt(r.p95, 1),
+    fmt(r.p99, 1),
+    Number.isFinite(baselineRate) ? fmt(r.rate / baselineRate, 3) : '-',
+    String(r.errors),
+    s.target ?? '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  lines.push(line(header));
+  lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of table) {
+    lines.push(line(row));
+  }
+  lines.push('');
+  if (peakMb !== undefined) {
+    lines.push(`server peak memory (VmHWM): ${fmt(peakMb)} MB (target < 350 MB)`);
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+
+export interface BenchServer {
+  baseUrl: string;
+  /** Connection string of the server's database, for the raw-SQL baseline. */
+  databaseUrl: string;
+  pid: number;
+  /** Peak resident memory of the server process so far (VmHWM), in MB. */
+  peakMemoryMb(): number | undefined;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => ok(port));
+    });
+  });
+}
+
+/**
+ * Starts the built server (apps/server/dist/main.js) as its own process, on a fresh embedded
+ * PostgreSQL under .hearth-bench/ unless DATABASE_URL is set.
+ */
+export async function startServer(admin: { email: string; password: string }): Promise<BenchServer> {
+  const port = await freePort();
+  const pgPort = await freePort();
+  const dataDir = resolve('.hearth-bench');
+  rmSync(dataDir, { recursive: true, force: true });
+  const databaseUrl = process.env.DATABASE_URL || `postgres://postgres:postgres@127.0.0.1:${pgPort}/hearth`;
+  const child: ChildProcess = spawn(process.execPath, ['apps/server/dist/main.js'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HEARTH_BASE_URL: `http://127.0.0.1:${port}/`,
+      HEARTH_DATA_DIR: dataDir,
+      HEARTH_EMBEDDED_PG_PORT: String(pgPort),
+      HEARTH_LOG_LEVEL: 'warn',
+      HEARTH_ADMIN_EMAIL: admin.email,
+      HEARTH_ADMIN_PASSWORD: admin.password,
+      HEARTH_RATE_LIMIT_DISABLED: 'true',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+  child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+  const baseUrl = `http://127.0.0.1:${port}/`;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`server exited with ${child.exitCode}:\n${output}`);
+    }
+    try {
+      const res = await fetch(`${baseUrl}healthcheck`);
+      if (res.ok) {
+        break;
+      }
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not become healthy:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const pid = child.pid as number;
+  return {
+    baseUrl,
+    databaseUrl,
+    pid,
+    peakMemoryMb() {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const m = /VmHWM:\s+(\d+) kB/.exec(status);
+        return m ? Number(m[1]) / 1024 : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async stop() {
+      if (child.exitCode !== null) {
+        return;
+      }
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+      if (child.exitCode === null) {
+        child.kill('SIGKILL');
+      }
+    },
+  };
+}
