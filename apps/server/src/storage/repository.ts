@@ -217,11 +217,11 @@ export class Repository {
     if (query.resourceType) {
       this.assertType(query.resourceType);
     }
-    if (query.resourceType && query.id) {
-      // 404 for an id that never existed here.
+    const rows = await selectHistory(this.db, { ...query, projects: this.projects });
+    if (rows.length === 0 && query.resourceType && query.id) {
+      // 404 for an id that never existed here (checked only when the page is empty).
       await this.readCurrentRow(query.resourceType, query.id);
     }
-    const rows = await selectHistory(this.db, { ...query, projects: this.projects });
     const hasMore = rows.length > query.count;
     return { rows: hasMore ? rows.slice(0, query.count) : rows, hasMore };
   }
@@ -362,6 +362,19 @@ export class Repository {
       }
       return ids.length;
     });
+  }
+
+  /**
+   * Ids of up to `limit` resources matching a condition. Inside a transaction the condition is
+   * locked until the commit, so two transactions resolving the same condition take turns
+   * (transaction Bundles: conditional creates and updates resolve their ids before writing).
+   */
+  async findMatches(resourceType: string, query: string, limit: number): Promise<string[]> {
+    this.assertType(resourceType);
+    if (this.client) {
+      await this.lockCondition(resourceType, query);
+    }
+    return this.deps.matcher.findIds(this.db, this.scope, resourceType, query, limit);
   }
 
   /** The id of the single resource matching a condition (conditional patch): 404 none, 412 several. */

@@ -202,9 +202,11 @@ describe('update, vread, delete and history', () => {
     const seen: string[] = [];
     let url: string | undefined = `/fhir/R4/Device/_history?_count=2&_since=${encodeURIComponent(before)}`;
     while (url) {
-      const page = (await t.app.inject({ url })).json();
+      const page: { entry: { resource: { id: string } }[]; link: { relation: string; url: string }[] } = (
+        await t.app.inject({ url })
+      ).json();
       seen.push(...page.entry.map((e: { resource: { id: string } }) => e.resource.id));
-      const next = page.link.find((l: { relation: string }) => l.relation === 'next');
+      const next: { url: string } | undefined = page.link.find((l) => l.relation === 'next');
       url = next ? next.url.replace('http://localhost:8103', '') : undefined;
     }
     expect(seen.sort()).toEqual([...ids].sort());

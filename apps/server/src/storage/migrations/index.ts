@@ -1,5 +1,6 @@
 import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
+import { m0200AuthLookups } from './0200-auth-lookups.js';
 
 export interface Migration {
   /** Ordering key. Ranges by capability keep parallel work from colliding: 1-99 storage, 100-199 search, 200-299 auth, 300-399 jobs/bots/subscriptions, 400-499 terminology. */
@@ -9,4 +10,4 @@ export interface Migration {
 }
 
 /** The one list of migrations, in order. */
-export const migrations: Migration[] = [m0001CoreStorage];
+export const migrations: Migration[] = [m0001CoreStorage, m0200AuthLookups];

@@ -1,5 +1,9 @@
 import type { PoolClient, Queryable } from '../../platform/postgres.js';
 import type { StoredVersion } from '../types.js';
+import { historyTable, resourceTable } from '../tables.js';
+
+// Single-type statements address the type's partition directly ("Patient"), not the parent:
+// planning is cheaper and every statement can be a named, prepared one.
 
 /**
  * Writes a batch of versions in one statement: the current row (insert, or update of exactly
@@ -8,9 +12,29 @@ import type { StoredVersion } from '../types.js';
  * Multi-row through unnest, so a 150-entry transaction is one round trip, not 300.
  */
 export async function writeVersions(client: PoolClient, versions: StoredVersion[]): Promise<Set<string>> {
-  if (versions.length === 0) {
-    return new Set();
+  const byType = new Map<string, StoredVersion[]>();
+  for (const v of versions) {
+    const list = byType.get(v.resourceType);
+    if (list) {
+      list.push(v);
+    } else {
+      byType.set(v.resourceType, [v]);
+    }
   }
+  const written = new Set<string>();
+  for (const [type, list] of byType) {
+    for (const key of await writeVersionsOfType(client, type, list)) {
+      written.add(key);
+    }
+  }
+  return written;
+}
+
+async function writeVersionsOfType(
+  client: PoolClient,
+  resourceType: string,
+  versions: StoredVersion[],
+): Promise<string[]> {
   const cols = {
     type: [] as string[],
     id: [] as string[],
@@ -31,13 +55,16 @@ export async function writeVersions(client: PoolClient, versions: StoredVersion[
     cols.content.push(v.content);
     cols.compartments.push(JSON.stringify(v.compartments));
   }
-  const result = await client.query<{ resource_type: string; id: string; project_id: string }>(
-    `WITH v AS (
+  const current = resourceTable(resourceType);
+  const history = historyTable(resourceType);
+  const result = await client.query<{ resource_type: string; id: string; project_id: string }>({
+    name: `hearth_write_${resourceType}`,
+    text: `WITH v AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::int[], $5::timestamptz[], $6::bool[], $7::text[], $8::text[])
          AS v(resource_type, id, project_id, version_id, last_updated, deleted, content, compartments_json)
      ),
      cur AS (
-       INSERT INTO resource (resource_type, id, project_id, version_id, last_updated, deleted, content, compartments)
+       INSERT INTO ${current} AS resource (resource_type, id, project_id, version_id, last_updated, deleted, content, compartments)
        SELECT resource_type, id, project_id, version_id, last_updated, deleted, content,
               ARRAY(SELECT json_array_elements_text(compartments_json::json))
        FROM v
@@ -50,13 +77,22 @@ export async function writeVersions(client: PoolClient, versions: StoredVersion[
        WHERE resource.version_id = EXCLUDED.version_id - 1
        RETURNING resource_type, id, project_id, version_id
      )
-     INSERT INTO resource_history (resource_type, id, project_id, version_id, last_updated, deleted, content)
+     INSERT INTO ${history} (resource_type, id, project_id, version_id, last_updated, deleted, content)
      SELECT v.resource_type, v.id, v.project_id, v.version_id, v.last_updated, v.deleted, v.content
      FROM v JOIN cur USING (resource_type, id, project_id, version_id)
      RETURNING resource_type, id, project_id`,
-    [cols.type, cols.id, cols.project, cols.version, cols.updated, cols.deleted, cols.content, cols.compartments],
-  );
-  return new Set(result.rows.map((r) => versionKey(r.resource_type, r.project_id, r.id)));
+    values: [
+      cols.type,
+      cols.id,
+      cols.project,
+      cols.version,
+      cols.updated,
+      cols.deleted,
+      cols.content,
+      cols.compartments,
+    ],
+  });
+  return result.rows.map((r) => versionKey(r.resource_type, r.project_id, r.id));
 }
 
 export function versionKey(resourceType: string, projectId: string, id: string): string {
@@ -105,17 +141,18 @@ export async function selectCurrent(
   projects: string[] | undefined,
   lock = false,
 ): Promise<CurrentRow | undefined> {
-  const params: unknown[] = [resourceType, id];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM resource WHERE resource_type = $1 AND id = $2`;
+  const params: unknown[] = [id];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} WHERE id = $1`;
   if (projects) {
     params.push(projects);
-    sql += ' AND project_id = ANY($3::uuid[])';
+    sql += ' AND project_id = ANY($2::uuid[])';
   }
   sql += ' ORDER BY project_id LIMIT 1';
   if (lock) {
     sql += ' FOR UPDATE';
   }
-  const result = await db.query<CurrentDbRow>(sql, params);
+  const name = `hearth_cur_${resourceType}_${projects ? 'p' : 'a'}${lock ? 'l' : ''}`;
+  const result = await db.query<CurrentDbRow>({ name, text: sql, values: params });
   return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
 }
 
@@ -129,11 +166,11 @@ export async function selectCurrentMany(
   if (ids.length === 0) {
     return [];
   }
-  const params: unknown[] = [resourceType, ids];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM resource WHERE resource_type = $1 AND id = ANY($2::text[])`;
+  const params: unknown[] = [ids];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} WHERE id = ANY($1::text[])`;
   if (projects) {
     params.push(projects);
-    sql += ' AND project_id = ANY($3::uuid[])';
+    sql += ' AND project_id = ANY($2::uuid[])';
   }
   const result = await db.query<CurrentDbRow>(sql, params);
   return result.rows.map(toCurrentRow);
@@ -147,14 +184,15 @@ export async function selectVersion(
   versionId: number,
   projects: string[] | undefined,
 ): Promise<CurrentRow | undefined> {
-  const params: unknown[] = [resourceType, id, versionId];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM resource_history WHERE resource_type = $1 AND id = $2 AND version_id = $3`;
+  const params: unknown[] = [id, versionId];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${historyTable(resourceType)} WHERE id = $1 AND version_id = $2`;
   if (projects) {
     params.push(projects);
-    sql += ' AND project_id = ANY($4::uuid[])';
+    sql += ' AND project_id = ANY($3::uuid[])';
   }
   sql += ' LIMIT 1';
-  const result = await db.query<CurrentDbRow>(sql, params);
+  const name = `hearth_ver_${resourceType}_${projects ? 'p' : 'a'}`;
+  const result = await db.query<CurrentDbRow>({ name, text: sql, values: params });
   return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
 }
 
@@ -213,8 +251,9 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
       `(h.last_updated < ${t} OR (h.last_updated = ${t} AND (h.resource_type, h.id, -h.version_id) > (${rt}::text, ${id}::text, -(${v}::int))))`,
     );
   }
+  const from = q.resourceType ? historyTable(q.resourceType) : 'resource_history';
   const sql = `SELECT h.resource_type, h.id, h.project_id, h.version_id, h.last_updated, h.deleted, h.content
-    FROM resource_history h
+    FROM ${from} h
     ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     ORDER BY h.last_updated DESC, h.resource_type, h.id, h.version_id DESC
     LIMIT ${p(q.count + 1)}`;
