@@ -1,3 +1,4 @@
 export * from './fhir-types.js';
 export * from './ids.js';
 export * from './outcome.js';
+export * from './validation/index.js';

@@ -1,2 +1,22 @@
 export * from './files.js';
 export * from './resource-types.js';
+export { HEARTH_FHIR_BASE } from './platform/index.js';
+export type { ElementBinding, ElementSchema, ElementType, FhirSchema, TypeKind, TypeSchema } from './schema/types.js';
+export { buildSchema, SCHEMA_BUILDER_VERSION, type SchemaSources } from './schema/build.js';
+export {
+  buildSchemaFromFiles,
+  getSchema,
+  loadPrebuiltSchema,
+  prebuiltSchemaPath,
+  schemaFingerprint,
+} from './schema/load.js';
+export {
+  choiceName,
+  findProperty,
+  getElement,
+  getResourceTypeNames,
+  getSummaryElements,
+  getTypeSchema,
+  isResourceType,
+  type ElementMatch,
+} from './schema/query.js';

@@ -1,6 +1,10 @@
-import { readR4File } from './files.js';
+import { getSchema } from './schema/load.js';
 
-/** Hearth's own resource types, stored and validated like any FHIR resource. */
+/**
+ * Hearth's own resource types, stored and validated like any FHIR resource. Each is defined by
+ * a StructureDefinition in src/platform/ (a test checks that the two agree). IdentityProvider is
+ * defined there too, as a data type: ClientApplication and DomainConfiguration embed it.
+ */
 export const PLATFORM_RESOURCE_TYPES = [
   'Project',
   'ClientApplication',
@@ -16,35 +20,20 @@ export const PLATFORM_RESOURCE_TYPES = [
   'BulkDataExport',
   'SmartAppLaunch',
   'DomainConfiguration',
-  'IdentityProvider',
   'AsyncJob',
   'Agent',
 ] as const;
 
-interface BundleOfDefinitions {
-  entry: {
-    resource: { resourceType: string; kind?: string; abstract?: boolean; name?: string; derivation?: string };
-  }[];
-}
+export type PlatformResourceType = (typeof PLATFORM_RESOURCE_TYPES)[number];
 
 let r4Types: string[] | undefined;
 
 /** Every concrete R4 resource type (kind = resource, not abstract), sorted. */
 export function getR4ResourceTypes(): string[] {
-  if (!r4Types) {
-    const bundle = readR4File<BundleOfDefinitions>('profiles-resources.json');
-    r4Types = bundle.entry
-      .map((e) => e.resource)
-      .filter(
-        (r) =>
-          r.resourceType === 'StructureDefinition' &&
-          r.kind === 'resource' &&
-          !r.abstract &&
-          r.derivation !== 'constraint',
-      )
-      .map((r) => r.name as string)
-      .sort();
-  }
+  r4Types ??= Object.values(getSchema().types)
+    .filter((t) => t.kind === 'resource' && !t.abstract && !t.platform)
+    .map((t) => t.name)
+    .sort();
   return r4Types;
 }
 

@@ -1,0 +1,10 @@
+export { checkPrimitive, validationRegexes } from './primitives.js';
+export type { ValidatorElement, ValidatorSchema, ValidatorType } from './schema.js';
+export {
+  assertValidResource,
+  createValidator,
+  validateResource,
+  validateResourceType,
+  type ValidateOptions,
+  type Validator,
+} from './validator.js';

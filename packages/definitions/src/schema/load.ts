@@ -1,0 +1,60 @@
+/**
+ * The schema in Node: read from the prebuilt dist/schema.json (written at build time by
+ * scripts/build-schema.mjs) when it exists and matches the current inputs, otherwise built in
+ * memory from the R4 files (about a second) and kept for the life of the process.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { r4DefinitionsDir } from '../files.js';
+import { buildSchema, schemaInputs } from './build.js';
+import type { FhirSchema } from './types.js';
+
+const require = createRequire(import.meta.url);
+
+let cached: FhirSchema | undefined;
+
+/** Where the build step writes the prebuilt schema. */
+export function prebuiltSchemaPath(): string {
+  return join(dirname(require.resolve('@hearth/definitions/package.json')), 'dist', 'schema.json');
+}
+
+function readJson<T>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+/** Identifies the inputs: the R4 data's package version plus everything defined in this repo. */
+export function schemaFingerprint(): string {
+  const medplum = readJson<{ version: string }>(join(r4DefinitionsDir(), '..', '..', '..', 'package.json'));
+  return createHash('sha256')
+    .update(JSON.stringify([medplum.version, ...schemaInputs()]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** Builds the schema from the R4 files, without keeping the large parsed files around. */
+export function buildSchemaFromFiles(): FhirSchema {
+  const dir = r4DefinitionsDir();
+  return buildSchema({
+    profilesTypes: readJson(join(dir, 'profiles-types.json')),
+    profilesResources: readJson(join(dir, 'profiles-resources.json')),
+    valueSets: readJson(join(dir, 'valuesets.json')),
+    fingerprint: schemaFingerprint(),
+  });
+}
+
+/** The prebuilt schema, if present and built from the current inputs. */
+export function loadPrebuiltSchema(path = prebuiltSchemaPath()): FhirSchema | undefined {
+  if (!existsSync(path)) {
+    return undefined;
+  }
+  const schema = readJson<FhirSchema>(path);
+  return schema.fingerprint === schemaFingerprint() ? schema : undefined;
+}
+
+/** The FHIR R4 + platform type schema, loaded once per process. */
+export function getSchema(): FhirSchema {
+  cached ??= loadPrebuiltSchema() ?? buildSchemaFromFiles();
+  return cached;
+}

@@ -1,0 +1,72 @@
+/**
+ * The compact type schema: what Hearth needs to know about every FHIR R4 and platform type,
+ * distilled from the StructureDefinitions (hl7.org/fhir/R4/structuredefinition.html) into a
+ * small JSON document. It is plain data so that it can be built once (at build time) and
+ * shipped to any consumer, including the isomorphic validator in @hearth/core.
+ */
+
+/** How a type is used. Backbone types are the anonymous nested types of a resource or data type. */
+export type TypeKind = 'resource' | 'complex-type' | 'primitive-type' | 'backbone' | 'logical';
+
+export interface ElementType {
+  /**
+   * A type name: a primitive ('string'), a data type ('CodeableConcept'), a resource ('Patient',
+   * 'Resource') or, for nested elements, the backbone type named by its path ('Patient.contact').
+   */
+  code: string;
+  /** Allowed targets of a Reference or canonical, as StructureDefinition URLs. */
+  targetProfile?: string[];
+  /** Profiles the value must conform to (kept as data; not enforced by the validator). */
+  profile?: string[];
+}
+
+export interface ElementBinding {
+  strength: 'required' | 'extensible' | 'preferred' | 'example';
+  /** The value set's canonical URL, without a `|version` suffix. */
+  valueSet: string;
+}
+
+export interface ElementSchema {
+  /** Full path as in the StructureDefinition: 'Observation.value[x]', 'Patient.contact.name'. */
+  path: string;
+  min: number;
+  /** As in FHIR: '1', '*', or a number as a string. */
+  max: string;
+  /** True when the JSON form is an array (based on the base definition's max). */
+  isArray: boolean;
+  /** Allowed types; more than one only for a choice element (name ending in `[x]`). */
+  type: ElementType[];
+  isSummary?: boolean;
+  isModifier?: boolean;
+  /** For elements defined by reference to another, e.g. '#Questionnaire.item'. */
+  contentReference?: string;
+  binding?: ElementBinding;
+}
+
+export interface TypeSchema {
+  name: string;
+  kind: TypeKind;
+  /** Name of the base type ('DomainResource', 'Element', 'BackboneElement'...). */
+  base?: string;
+  abstract?: boolean;
+  /** Canonical URL of the StructureDefinition that defines it (not for backbone types). */
+  url?: string;
+  /** True for Hearth's own platform types. */
+  platform?: boolean;
+  /** Elements keyed by their name as written in the definition ('gender', 'value[x]'). */
+  elements: Record<string, ElementSchema>;
+}
+
+export interface FhirSchema {
+  /** FHIR version, '4.0.1'. */
+  fhirVersion: string;
+  /** Identifies the inputs the schema was built from; a stale prebuilt file is ignored. */
+  fingerprint: string;
+  types: Record<string, TypeSchema>;
+  /**
+   * Enumerated expansions of the value sets used by required bindings, keyed by URL. Each
+   * entry is 'system|code'. A value set that cannot be enumerated (a filter, an external
+   * code system like UCUM or BCP-13) is absent, and the binding is then not checked.
+   */
+  valueSets: Record<string, string[]>;
+}
