@@ -2,3 +2,4 @@ export * from './fhir-types.js';
 export * from './ids.js';
 export * from './outcome.js';
 export * from './validation/index.js';
+export * from './search/index.js';

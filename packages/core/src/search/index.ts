@@ -1,0 +1,3 @@
+export * from './types.js';
+export * from './parse.js';
+export * from './format.js';
