@@ -1,46 +1,24 @@
 /**
- * The minimal FHIR R4 shapes the core itself needs. The full generated types for every
- * resource and data type live in their own module (see the SDK issue); these stay small on purpose.
+ * FHIR R4 types. Every resource, data type and backbone element is generated from the
+ * definitions in `@hearth/fhir-types` and re-exported here, with three exceptions that keep the
+ * server's generic code simple:
+ *
+ * - `Resource` is the shape of any resource as JSON (`resourceType` plus any fields). Every
+ *   generated resource type (`Patient`, `Observation`, ...) is assignable to it. The typed union
+ *   of all resources is {@link FhirResource}.
+ * - `Bundle<T>` and `BundleEntry<T>` are the generated ones, with `T` defaulting to that generic
+ *   `Resource` so that bundles of any resource can be built without naming types.
  */
-export interface Coding {
-  system?: string;
-  version?: string;
-  code?: string;
-  display?: string;
-  userSelected?: boolean;
-}
+import type {
+  Bundle as GeneratedBundle,
+  BundleEntry as GeneratedBundleEntry,
+  Meta,
+  Resource as ResourceUnion,
+} from '@hearth/fhir-types';
 
-export interface CodeableConcept {
-  coding?: Coding[];
-  text?: string;
-}
+export type * from '@hearth/fhir-types';
 
-export interface Reference {
-  reference?: string;
-  type?: string;
-  identifier?: Identifier;
-  display?: string;
-}
-
-export interface Identifier {
-  use?: string;
-  system?: string;
-  value?: string;
-}
-
-export interface Meta {
-  versionId?: string;
-  lastUpdated?: string;
-  source?: string;
-  profile?: string[];
-  security?: Coding[];
-  tag?: Coding[];
-  account?: Reference;
-  project?: string;
-  author?: Reference;
-  compartment?: Reference[];
-}
-
+/** Any resource as JSON: its type, id, meta and any other elements. */
 export interface Resource {
   resourceType: string;
   id?: string;
@@ -48,91 +26,11 @@ export interface Resource {
   [key: string]: unknown;
 }
 
-export interface OperationOutcomeIssue {
-  severity: 'fatal' | 'error' | 'warning' | 'information';
-  code:
-    | 'invalid'
-    | 'structure'
-    | 'required'
-    | 'value'
-    | 'invariant'
-    | 'security'
-    | 'login'
-    | 'unknown'
-    | 'expired'
-    | 'forbidden'
-    | 'suppressed'
-    | 'processing'
-    | 'not-supported'
-    | 'duplicate'
-    | 'multiple-matches'
-    | 'not-found'
-    | 'deleted'
-    | 'too-long'
-    | 'code-invalid'
-    | 'extension'
-    | 'too-costly'
-    | 'business-rule'
-    | 'conflict'
-    | 'transient'
-    | 'lock-error'
-    | 'no-store'
-    | 'exception'
-    | 'timeout'
-    | 'incomplete'
-    | 'throttled'
-    | 'informational';
-  details?: CodeableConcept;
-  diagnostics?: string;
-  location?: string[];
-  expression?: string[];
-}
+/** The union of every FHIR R4 and platform resource type; narrow it by `resourceType`. */
+export type FhirResource = ResourceUnion;
 
-export interface OperationOutcome extends Resource {
-  resourceType: 'OperationOutcome';
-  issue: OperationOutcomeIssue[];
-}
+/** A Bundle (hl7.org/fhir/R4/bundle.html) whose entries hold resources of type T. */
+export type Bundle<T = Resource> = GeneratedBundle<T>;
 
-export interface BundleLink {
-  relation: string;
-  url: string;
-}
-
-export interface BundleEntry<T extends Resource = Resource> {
-  fullUrl?: string;
-  resource?: T;
-  search?: { mode?: 'match' | 'include' | 'outcome'; score?: number };
-  request?: {
-    method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
-    url: string;
-    ifNoneMatch?: string;
-    ifModifiedSince?: string;
-    ifMatch?: string;
-    ifNoneExist?: string;
-  };
-  response?: {
-    status: string;
-    location?: string;
-    etag?: string;
-    lastModified?: string;
-    outcome?: Resource;
-  };
-}
-
-export interface Bundle<T extends Resource = Resource> extends Resource {
-  resourceType: 'Bundle';
-  type:
-    | 'document'
-    | 'message'
-    | 'transaction'
-    | 'transaction-response'
-    | 'batch'
-    | 'batch-response'
-    | 'history'
-    | 'searchset'
-    | 'collection';
-  total?: number;
-  link?: BundleLink[];
-  entry?: BundleEntry<T>[];
-  timestamp?: string;
-}
+/** One entry of a Bundle holding a resource of type T. */
+export type BundleEntry<T = Resource> = GeneratedBundleEntry<T>;
