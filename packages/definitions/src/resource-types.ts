@@ -1,9 +1,11 @@
 import { getSchema } from './schema/load.js';
 
 /**
- * Hearth's own resource types, stored and validated like any FHIR resource. Each is defined by
- * a StructureDefinition in src/platform/ (a test checks that the two agree). IdentityProvider is
- * defined there too, as a data type: ClientApplication and DomainConfiguration embed it.
+ * Hearth's own stored types: each has a table. Each is defined by a StructureDefinition in
+ * src/platform/ (a test checks that the two agree). IdentityProvider is defined there as a data
+ * type, because ClientApplication and DomainConfiguration embed it (as the platform API does),
+ * so the validator does not accept it as a resource; it stays in this list because applied
+ * migrations created its table (and migration 0200 indexes it).
  */
 export const PLATFORM_RESOURCE_TYPES = [
   'Project',
@@ -20,6 +22,7 @@ export const PLATFORM_RESOURCE_TYPES = [
   'BulkDataExport',
   'SmartAppLaunch',
   'DomainConfiguration',
+  'IdentityProvider',
   'AsyncJob',
   'Agent',
 ] as const;

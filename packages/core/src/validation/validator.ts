@@ -84,8 +84,11 @@ class Run {
   object(obj: Json, type: CompiledType, path: string): void {
     let count = 0;
     for (const key in obj) {
-      count++;
       const value = obj[key];
+      if (value === undefined) {
+        continue; // absent, as JSON.stringify would have it
+      }
+      count++;
       if (key === 'resourceType' && type.isResource) {
         continue;
       }
@@ -114,13 +117,13 @@ class Run {
       this.singleChoice(obj, element, path);
     }
     if (type.name === 'Extension') {
-      this.extensionContent(obj, path);
+      this.extensionContent(obj, type, path);
     }
   }
 
   private property(obj: Json, key: string, property: CompiledProperty, value: unknown, path: string): void {
     const element = property.element;
-    if (value === null || value === undefined) {
+    if (value === null) {
       this.issue('structure', `Invalid null value: omit the element instead`, path);
       return;
     }
@@ -282,11 +285,12 @@ class Run {
   }
 
   /** ext-1: an extension has either a value or nested extensions, not both. */
-  private extensionContent(obj: Json, path: string): void {
+  private extensionContent(obj: Json, type: CompiledType, path: string): void {
     let hasValue = false;
     for (const key in obj) {
-      if (key.startsWith('value') || key.startsWith('_value')) {
-        hasValue = true;
+      const name = key.charCodeAt(0) === 95 /* _ */ ? key.slice(1) : key;
+      if (obj[key] !== undefined && type.properties.get(name)?.element.choice) {
+        hasValue = true; // value[x] is Extension's only choice element
         break;
       }
     }

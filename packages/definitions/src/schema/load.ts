@@ -53,8 +53,18 @@ export function loadPrebuiltSchema(path = prebuiltSchemaPath()): FhirSchema | un
   return schema.fingerprint === schemaFingerprint() ? schema : undefined;
 }
 
-/** The FHIR R4 + platform type schema, loaded once per process. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) {
+      deepFreeze(child);
+    }
+  }
+  return value;
+}
+
+/** The FHIR R4 + platform type schema, loaded once per process; frozen, since every caller shares it. */
 export function getSchema(): FhirSchema {
-  cached ??= loadPrebuiltSchema() ?? buildSchemaFromFiles();
+  cached ??= deepFreeze(loadPrebuiltSchema() ?? buildSchemaFromFiles());
   return cached;
 }

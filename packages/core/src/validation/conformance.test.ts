@@ -1,0 +1,144 @@
+/**
+ * Conformance over real data: every example of the R4 specification that is valid FHIR, and
+ * every resource of the shared Synthea patients, must pass the validator. The data sits in
+ * ../shared/data beside the repository; without it these tests are skipped.
+ */
+import { getSchema } from '@hearth/definitions';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import type { OperationOutcomeIssue } from '../fhir-types.js';
+import { createValidator } from './validator.js';
+
+const DATA = resolve(import.meta.dirname, '../../../../../shared/data');
+const EXAMPLES = join(DATA, 'fhir-r4-spec', 'hl7.fhir.r4.examples-4.0.1.tgz');
+const SYNTHEA = join(DATA, 'synthea-r4');
+
+/**
+ * Spec examples that are not valid FHIR R4, each with the reason. The validator must reject
+ * each of them (so that this list only ever names real defects of the examples).
+ */
+const INVALID_EXAMPLES: Record<string, string> = {
+  // ImplementationGuide.name and .status are 1..1; the package's own IG resource has neither.
+  'ImplementationGuide-fhir.json': 'missing required name and status',
+  'ig-r4.json': 'missing required name and status (a copy of ImplementationGuide-fhir)',
+  // Questionnaire.item.linkId is 1..1; the nested items of this example have none.
+  'Questionnaire-qs1.json': 'nested items without the required linkId',
+  // SearchParameter.base is 1..*; these generated extension search parameters have none.
+  'SearchParameter-codesystem-extensions-CodeSystem-author.json': 'missing required base',
+  'SearchParameter-codesystem-extensions-CodeSystem-effective.json': 'missing required base',
+  'SearchParameter-codesystem-extensions-CodeSystem-end.json': 'missing required base',
+  'SearchParameter-codesystem-extensions-CodeSystem-keyword.json': 'missing required base',
+  'SearchParameter-codesystem-extensions-CodeSystem-workflow.json': 'missing required base',
+  'SearchParameter-valueset-extensions-ValueSet-author.json': 'missing required base',
+  'SearchParameter-valueset-extensions-ValueSet-effective.json': 'missing required base',
+  'SearchParameter-valueset-extensions-ValueSet-end.json': 'missing required base',
+  'SearchParameter-valueset-extensions-ValueSet-keyword.json': 'missing required base',
+  'SearchParameter-valueset-extensions-ValueSet-workflow.json': 'missing required base',
+  // An id is at most 64 characters; this one has 73.
+  'SearchParameter-questionnaireresponse-extensions-QuestionnaireResponse-item-subject.json':
+    'id longer than 64 characters',
+};
+
+/** The files of a .tar buffer (ustar, with PAX long names), name -> content. */
+function* readTar(tar: Buffer): Generator<[string, Buffer]> {
+  let offset = 0;
+  let paxPath: string | undefined;
+  while (offset + 512 <= tar.length) {
+    const header = tar.subarray(offset, offset + 512);
+    if (header.every((b) => b === 0)) {
+      break;
+    }
+    const field = (start: number, length: number): string =>
+      header.toString('utf8', start, start + length).replace(/\0.*$/s, '');
+    const size = parseInt(field(124, 12).trim() || '0', 8);
+    const type = field(156, 1);
+    const prefix = field(345, 155);
+    const name = paxPath ?? (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100));
+    const body = tar.subarray(offset + 512, offset + 512 + size);
+    offset += 512 + Math.ceil(size / 512) * 512;
+    if (type === 'x') {
+      paxPath = /\d+ path=([^\n]*)\n/.exec(body.toString('utf8'))?.[1];
+      continue;
+    }
+    paxPath = undefined;
+    if (type === '0' || type === '') {
+      yield [name, body];
+    }
+  }
+}
+
+function summarize(issues: OperationOutcomeIssue[]): string {
+  return issues
+    .slice(0, 5)
+    .map((i) => `${i.expression?.[0]}: ${i.details?.text}`)
+    .join('; ');
+}
+
+const validator = createValidator(getSchema());
+
+describe.skipIf(!existsSync(EXAMPLES))('R4 specification examples (hl7.fhir.r4.examples 4.0.1)', () => {
+  it('accepts every valid example and rejects the known invalid ones', () => {
+    let total = 0;
+    let passed = 0;
+    const unexpected: string[] = [];
+    const rejected = new Set<string>();
+    for (const [path, content] of readTar(gunzipSync(readFileSync(EXAMPLES)))) {
+      const file = path.slice(path.lastIndexOf('/') + 1);
+      if (!file.endsWith('.json') || file === 'package.json' || file.startsWith('.')) {
+        continue;
+      }
+      const resource = JSON.parse(content.toString('utf8'));
+      if (typeof resource.resourceType !== 'string') {
+        continue;
+      }
+      total++;
+      const issues = validator.validate(resource);
+      if (issues.length === 0) {
+        passed++;
+      } else if (file in INVALID_EXAMPLES) {
+        rejected.add(file);
+      } else {
+        unexpected.push(`${file}: ${summarize(issues)}`);
+      }
+    }
+    console.log(`R4 examples: ${passed} of ${total} pass; ${rejected.size} known invalid (allow-listed)`);
+    expect(total).toBeGreaterThan(5000);
+    expect(unexpected).toEqual([]);
+    expect([...rejected].sort()).toEqual(Object.keys(INVALID_EXAMPLES).sort());
+  });
+});
+
+describe.skipIf(!existsSync(SYNTHEA))('Synthea R4 bundles', () => {
+  it('accepts every resource of the provider and patient bundles', () => {
+    const files = [
+      ...readdirSync(SYNTHEA).filter((f) => f.endsWith('.json.gz')),
+      ...readdirSync(join(SYNTHEA, 'patients')).map((f) => join('patients', f)),
+    ];
+    let total = 0;
+    let failed = 0;
+    let micros = 0;
+    const failures: string[] = [];
+    for (const file of files) {
+      const bundle = JSON.parse(gunzipSync(readFileSync(join(SYNTHEA, file))).toString('utf8'));
+      const started = performance.now();
+      for (const entry of bundle.entry) {
+        total++;
+        const issues = validator.validate(entry.resource);
+        if (issues.length > 0 && ++failed <= 20) {
+          failures.push(`${file} ${entry.resource.resourceType}/${entry.resource.id}: ${summarize(issues)}`);
+        }
+      }
+      micros += (performance.now() - started) * 1000;
+      if (file === files[files.length - 1]) {
+        expect(validator.validate(bundle)).toEqual([]); // and one bundle as a whole
+      }
+    }
+    console.log(`Synthea: ${total - failed} of ${total} resources pass, ${(micros / total).toFixed(1)} µs each`);
+    expect(files.length).toBeGreaterThanOrEqual(100);
+    expect(total).toBeGreaterThan(70_000);
+    expect(failures).toEqual([]);
+    expect(failed).toBe(0);
+  });
+});
