@@ -9,6 +9,7 @@ export {
   loadPrebuiltSchema,
   prebuiltSchemaPath,
   schemaFingerprint,
+  writePrebuiltSchema,
 } from './schema/load.js';
 export {
   choiceName,

@@ -1,10 +1,12 @@
 /**
  * The schema in Node: read from the prebuilt dist/schema.json (written at build time by
  * scripts/build-schema.mjs) when it exists and matches the current inputs, otherwise built in
- * memory from the R4 files (about a second) and kept for the life of the process.
+ * memory from the R4 files (about a second) and kept for the life of the process. A schema built
+ * in memory is also written to dist/schema.json when that folder is writable, so that the next
+ * process starts fast even where the build step did not run.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { r4DefinitionsDir } from '../files.js';
@@ -49,8 +51,32 @@ export function loadPrebuiltSchema(path = prebuiltSchemaPath()): FhirSchema | un
   if (!existsSync(path)) {
     return undefined;
   }
-  const schema = readJson<FhirSchema>(path);
+  let schema: FhirSchema;
+  try {
+    schema = readJson<FhirSchema>(path);
+  } catch {
+    return undefined; // unreadable or truncated: rebuilt
+  }
   return schema.fingerprint === schemaFingerprint() ? schema : undefined;
+}
+
+/** Writes the schema to `path` atomically (rename), so that a concurrent reader never sees half a file. */
+export function writePrebuiltSchema(schema: FhirSchema, path = prebuiltSchemaPath()): boolean {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(schema));
+    renameSync(tmp, path);
+    return true;
+  } catch {
+    return false; // a read-only install: every process builds its own
+  }
+}
+
+function buildAndCache(): FhirSchema {
+  const schema = buildSchemaFromFiles();
+  writePrebuiltSchema(schema);
+  return schema;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -65,6 +91,6 @@ function deepFreeze<T>(value: T): T {
 
 /** The FHIR R4 + platform type schema, loaded once per process; frozen, since every caller shares it. */
 export function getSchema(): FhirSchema {
-  cached ??= deepFreeze(loadPrebuiltSchema() ?? buildSchemaFromFiles());
+  cached ??= deepFreeze(loadPrebuiltSchema() ?? buildAndCache());
   return cached;
 }

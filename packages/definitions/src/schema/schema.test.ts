@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getAllResourceTypes, getR4ResourceTypes, PLATFORM_RESOURCE_TYPES } from '../resource-types.js';
-import { buildSchemaFromFiles, getSchema, loadPrebuiltSchema, prebuiltSchemaPath, schemaFingerprint } from './load.js';
+import {
+  buildSchemaFromFiles,
+  getSchema,
+  loadPrebuiltSchema,
+  prebuiltSchemaPath,
+  schemaFingerprint,
+  writePrebuiltSchema,
+} from './load.js';
 import { choiceName, findProperty, getElement, getSummaryElements, getTypeSchema, isResourceType } from './query.js';
 import type { FhirSchema } from './types.js';
 
@@ -361,6 +368,12 @@ describe('prebuilt schema', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-schema-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const built = buildSchemaFromFiles();
+  /** A path under a regular file, where nothing can be written. */
+  const good = (): string => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, '');
+    return file;
+  };
 
   it('builds the same schema in memory as the one in use (deterministic, not stale)', () => {
     expect(built.fingerprint).toBe(schemaFingerprint());
@@ -375,6 +388,16 @@ describe('prebuilt schema', () => {
     writeFileSync(stale, JSON.stringify({ ...built, fingerprint: 'stale' } satisfies FhirSchema));
     expect(loadPrebuiltSchema(stale)).toBeUndefined();
     expect(loadPrebuiltSchema(join(dir, 'missing.json'))).toBeUndefined();
+    const truncated = join(dir, 'truncated.json');
+    writeFileSync(truncated, JSON.stringify(built).slice(0, 1000));
+    expect(loadPrebuiltSchema(truncated)).toBeUndefined();
+  });
+
+  it('writes a prebuilt file that loads back', () => {
+    const path = join(dir, 'nested', 'schema.json');
+    expect(writePrebuiltSchema(built, path)).toBe(true);
+    expect(loadPrebuiltSchema(path)).toEqual(built);
+    expect(writePrebuiltSchema(built, join(good(), 'x', 'schema.json'))).toBe(false);
   });
 
   it('is shared read-only', () => {
