@@ -95,6 +95,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           shaper: deps.services.shaper,
           operations: deps.services.operations,
           search: deps.services.search.service,
+          binary: deps.services.binaryStore,
+          limits: {
+            maxBundleEntries: config.maxBundleEntries,
+            maxBodyBytes: config.maxBodyBytes,
+            maxJsonDepth: config.maxJsonDepth,
+          },
         }),
       { prefix: `${prefix}/fhir/R4` },
     );

@@ -10,6 +10,8 @@ import type { SearchModule } from './search/service.js';
 import { createSearchModule } from './search/module.js';
 import { createValidator, createShaper } from './fhir/definitions.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
+import { BinaryStore } from './storage/binary-store.js';
+import { join } from 'node:path';
 
 /** Everything the HTTP layer needs, built once at start-up. */
 export interface Services {
@@ -23,6 +25,8 @@ export interface Services {
   contextFor: FhirContextFactory;
   superAdminProjectId: string;
   listeners: WriteListener[];
+  /** Binary content files under the data directory. */
+  binaryStore: BinaryStore;
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
@@ -59,5 +63,6 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     contextFor,
     superAdminProjectId,
     listeners,
+    binaryStore: new BinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes),
   };
 }

@@ -7,6 +7,10 @@ import { historyInteraction } from './interactions/history.js';
 import { readInteraction } from './interactions/read.js';
 import { conditionalUpdateInteraction, updateInteraction } from './interactions/update.js';
 import { vreadInteraction } from './interactions/vread.js';
+import { conditionalPatchInteraction, patchInteraction } from './interactions/patch.js';
+import { bundleInteraction } from './interactions/bundle.js';
+import { binaryRoutes } from './binary/routes.js';
+import type { BinaryStore } from '../storage/binary-store.js';
 import type { ElementShaper } from './elements.js';
 import type { OperationRegistry } from './operations/registry.js';
 import type { SearchService } from '../search/service.js';
@@ -18,6 +22,8 @@ export interface FhirPluginDeps {
   shaper: ElementShaper;
   operations: OperationRegistry;
   search: SearchService;
+  binary: BinaryStore;
+  limits: { maxBundleEntries: number; maxBodyBytes: number; maxJsonDepth: number };
 }
 
 type P<T> = FastifyRequest<{ Params: T }>;
@@ -72,8 +78,22 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     return entry.handler(request, reply, { resourceType, id });
   };
 
+  // Binary: raw content in and out, in a context of its own (its body parser streams).
+  await app.register(binaryRoutes, {
+    store: deps.binary,
+    maxJsonBytes: deps.limits.maxBodyBytes,
+    maxJsonDepth: deps.limits.maxJsonDepth,
+  });
+
   // System level
   app.get('/', (request, reply) => search(request, reply));
+  app.post('/', (request, reply) =>
+    bundleInteraction(request, reply, {
+      search: deps.search,
+      binary: deps.binary,
+      maxEntries: deps.limits.maxBundleEntries,
+    }),
+  );
   app.get('/_history', (request: P<Record<string, never>>, reply) => historyInteraction(request, reply));
   app.get('/_search', (request, reply) => search(request, reply));
   app.post('/_search', (request, reply) => search(request, reply));
@@ -98,6 +118,9 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
   );
   app.delete('/:resourceType', (request: P<{ resourceType: string }>, reply) =>
     conditionalDeleteInteraction(request, reply),
+  );
+  app.patch('/:resourceType', (request: P<{ resourceType: string }>, reply) =>
+    conditionalPatchInteraction(request, reply),
   );
   app.get('/:resourceType/_history', (request: P<{ resourceType: string }>, reply) => {
     ctx(request).repo.assertType(request.params.resourceType);
@@ -130,6 +153,9 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
   );
   app.delete('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) =>
     deleteInteraction(request, reply),
+  );
+  app.patch('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) =>
+    patchInteraction(request, reply),
   );
   app.get('/:resourceType/:id/_history', (request: P<{ resourceType: string; id: string }>, reply) =>
     historyInteraction(request, reply),

@@ -147,6 +147,12 @@ export class Repository {
     }
   }
 
+  /** Validates a resource as a write would, throwing the 400 a write would throw. */
+  check(resource: Resource): void {
+    this.assertType(resource.resourceType);
+    this.validate(resource);
+  }
+
   // ---- reads ----
 
   async readCurrentRow(resourceType: string, id: string): Promise<CurrentRow> {

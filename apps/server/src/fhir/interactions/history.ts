@@ -5,11 +5,12 @@ import { ctx } from '../context.js';
 import { responseShape, sendJsonText } from '../../http/fhir-reply.js';
 import { parseDateBound } from '../../http/dates.js';
 import type { CurrentRow } from '../../storage/sql/versions.js';
+import type { Repository } from '../../storage/repository.js';
 
 export const DEFAULT_COUNT = 20;
 export const MAX_COUNT = 1000;
 
-interface HistoryParams {
+export interface HistoryParams {
   resourceType?: string;
   id?: string;
 }
@@ -22,9 +23,20 @@ export async function historyInteraction(
   request: FastifyRequest<{ Params: HistoryParams }>,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const { resourceType, id } = request.params;
   const { repo, fhirBase } = ctx(request);
   const q = request.query as Record<string, string | string[] | undefined>;
+  const text = await historyBundleText(repo, fhirBase, request.params, q);
+  return sendJsonText(reply, 200, text, responseShape(request).pretty);
+}
+
+/** One page of history as a Bundle's JSON text (also used by GET entries of batch Bundles). */
+export async function historyBundleText(
+  repo: Repository,
+  fhirBase: string,
+  target: HistoryParams,
+  q: Record<string, string | string[] | undefined>,
+): Promise<string> {
+  const { resourceType, id } = target;
   const one = (name: string): string | undefined => {
     const v = q[name];
     if (Array.isArray(v)) {
@@ -68,8 +80,7 @@ export async function historyInteraction(
   // Entries are spliced in as stored text: history pages are served without re-serialising resources.
   const entries = rows.map((row) => historyEntryText(row, fhirBase));
   const head = JSON.stringify(bundle).slice(0, -1);
-  const text = `${head},"entry":[${entries.join(',')}]}`;
-  return sendJsonText(reply, 200, text, responseShape(request).pretty);
+  return `${head},"entry":[${entries.join(',')}]}`;
 }
 
 function historyEntryText(row: CurrentRow, fhirBase: string): string {
