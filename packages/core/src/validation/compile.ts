@@ -25,6 +25,8 @@ export interface CompiledElement {
   /** Which of jsonNames hold primitives (and so may also appear as `_name`). */
   primitiveNames: Set<string>;
   binding?: CompiledBinding;
+  /** Resource types a Reference may point to; absent when any type is allowed. */
+  targets?: Set<string>;
 }
 
 export interface CompiledProperty {
@@ -114,6 +116,11 @@ export class CompiledSchema {
       jsonNames,
       primitiveNames,
     };
+    const targets = el.type.flatMap((t) => (t.code === 'Reference' ? (t.targetProfile ?? []) : []));
+    const names = targets.map((url) => url.slice(url.lastIndexOf('/') + 1));
+    if (names.length > 0 && !names.includes('Resource')) {
+      element.targets = new Set(names);
+    }
     if (el.binding?.strength === 'required') {
       const binding = this.getBinding(el.binding.valueSet);
       if (binding) {

@@ -36,6 +36,13 @@ const INVALID_EXAMPLES: Record<string, string> = {
   'SearchParameter-valueset-extensions-ValueSet-end.json': 'missing required base',
   'SearchParameter-valueset-extensions-ValueSet-keyword.json': 'missing required base',
   'SearchParameter-valueset-extensions-ValueSet-workflow.json': 'missing required base',
+  // References to a type the element does not allow (the HL7 validator reports these too).
+  'DeviceMetric-example.json': 'parent refers to a DeviceDefinition; R4 allows Reference(Device)',
+  'DeviceUseStatement-example.json': 'reasonReference refers to a Procedure, which R4 does not allow',
+  'MedicationRequest-medrx0301.json':
+    'dispenseRequest.performer refers to a Practitioner; R4 allows Reference(Organization)',
+  'Observation-clinical-gender.json': 'performer refers to an Encounter, which R4 does not allow',
+  'OrganizationAffiliation-orgrole1.json': 'network refers to "Network/...", not an R4 resource type',
   // An id is at most 64 characters; this one has 73.
   'SearchParameter-questionnaireresponse-extensions-QuestionnaireResponse-item-subject.json':
     'id longer than 64 characters',

@@ -9,7 +9,8 @@ export interface ValidatorElement {
   /** '1', '*', or a number as a string. */
   max: string;
   isArray: boolean;
-  type: { code: string }[];
+  /** Allowed types; targetProfile lists the StructureDefinition URLs a Reference may point to. */
+  type: { code: string; targetProfile?: string[] }[];
   binding?: { strength: string; valueSet: string };
 }
 

@@ -364,6 +364,55 @@ describe('required bindings', () => {
   });
 });
 
+describe('reference targets', () => {
+  it('accepts references to the types the element allows', () => {
+    for (const reference of [
+      'Patient/123',
+      'Group/g1/_history/2',
+      'https://other.example.org/fhir/Patient/123',
+      'Patient?identifier=http://x|1',
+      '#p1',
+      'urn:uuid:61ebe359-bfdc-4613-8bf2-c5e300945f0a',
+    ]) {
+      expectValid({ ...observation, subject: { reference } });
+    }
+    expectValid({ ...observation, subject: { identifier: { value: 'x' } } });
+    expectValid({
+      resourceType: 'Provenance',
+      target: [{ reference: 'Anything/1' }],
+      recorded: '2024-01-01T00:00:00Z',
+      agent: [{ who: { reference: 'Practitioner/1' } }],
+    });
+  });
+
+  it('lets AuditEvents name bots and clients as agents', () => {
+    const audit = {
+      resourceType: 'AuditEvent',
+      type: { system: 'http://dicom.nema.org/resources/ontology/DCM', code: '110100' },
+      recorded: '2024-01-01T00:00:00Z',
+      agent: [{ who: { reference: 'Bot/1' }, requestor: false }],
+      source: { observer: { reference: 'Subscription/1' } },
+    };
+    expectValid(audit);
+    expect(problems({ ...audit, agent: [{ who: { reference: 'Project/1' }, requestor: false }] })).toHaveLength(1);
+  });
+
+  it('rejects references to other types', () => {
+    expect(problems({ ...observation, subject: { reference: 'Medication/1' } })).toEqual([
+      'Observation.subject.reference: Invalid reference target Medication: expected Patient, Group, Device, Location',
+    ]);
+    expect(problems({ ...observation, subject: { reference: 'Practitioner?identifier=x' } })).toHaveLength(1);
+    expect(
+      problems({
+        resourceType: 'ProjectMembership',
+        project: { reference: 'Patient/1' },
+        user: { reference: 'User/1' },
+        profile: { reference: 'Patient/1' },
+      }),
+    ).toEqual(['ProjectMembership.project.reference: Invalid reference target Patient: expected Project']);
+  });
+});
+
 describe('platform resources', () => {
   it('validates Hearth resource types with platform meta elements', () => {
     expectValid({

@@ -43,6 +43,18 @@ function kindOf(value: unknown): string {
         : typeof value;
 }
 
+const LITERAL_REFERENCE = /(?:^|\/)([A-Z][A-Za-z]+)\/[A-Za-z0-9\-.]{1,64}(?:\/_history\/[A-Za-z0-9\-.]{1,64})?$/;
+const CONDITIONAL_REFERENCE = /^([A-Z][A-Za-z]+)\?/;
+
+/** The resource type a reference names, if it names one. */
+function referenceType(reference: string): string | undefined {
+  const c = reference.charCodeAt(0);
+  if (c === 35 /* # */ || reference.startsWith('urn:')) {
+    return undefined;
+  }
+  return (CONDITIONAL_REFERENCE.exec(reference) ?? LITERAL_REFERENCE.exec(reference))?.[1];
+}
+
 /** One validation run: collects issues while walking the resource. */
 class Run {
   readonly issues: OperationOutcomeIssue[] = [];
@@ -186,6 +198,21 @@ class Run {
     this.object(value, type, path);
     if (binding) {
       this.codedBinding(value, property.type, binding, path);
+    }
+    if (property.element.targets && typeof value.reference === 'string') {
+      this.referenceTarget(value.reference, property.element.targets, path);
+    }
+  }
+
+  /**
+   * A literal reference ('Patient/1', 'http://x/fhir/Patient/1/_history/2', or a conditional
+   * 'Patient?identifier=x') must name one of the element's target types. Local ('#p1') and
+   * bundle-internal ('urn:uuid:...') references name no type and are not checked here.
+   */
+  private referenceTarget(reference: string, targets: Set<string>, path: string): void {
+    const type = referenceType(reference);
+    if (type && !targets.has(type)) {
+      this.issue('value', `Invalid reference target ${type}: expected ${[...targets].join(', ')}`, `${path}.reference`);
     }
   }
 

@@ -22,6 +22,7 @@ import User from './User.json' with { type: 'json' };
 import UserConfiguration from './UserConfiguration.json' with { type: 'json' };
 import UserSecurityRequest from './UserSecurityRequest.json' with { type: 'json' };
 import metaElements from './meta-elements.json' with { type: 'json' };
+import referenceTargets from './reference-targets.json' with { type: 'json' };
 import terminology from './terminology.json' with { type: 'json' };
 
 /** Canonical URL base of Hearth's own definitions. */
@@ -53,3 +54,6 @@ export const PLATFORM_META_ELEMENTS = metaElements.element as ElementDefinitionJ
 
 /** CodeSystems and ValueSets of the platform's coded elements. */
 export const PLATFORM_TERMINOLOGY = terminology as unknown as { entry: { resource: Record<string, unknown> }[] };
+
+/** Reference targets the platform adds to R4 elements (element path -> StructureDefinition URLs). */
+export const PLATFORM_REFERENCE_TARGETS: Record<string, string[]> = referenceTargets.targets;

@@ -4,7 +4,12 @@
  * Pure: the caller reads the files (see load.ts and scripts/build-schema.mjs).
  */
 import corrections from '../r4-corrections.json' with { type: 'json' };
-import { PLATFORM_META_ELEMENTS, PLATFORM_STRUCTURE_DEFINITIONS, PLATFORM_TERMINOLOGY } from '../platform/index.js';
+import {
+  PLATFORM_META_ELEMENTS,
+  PLATFORM_REFERENCE_TARGETS,
+  PLATFORM_STRUCTURE_DEFINITIONS,
+  PLATFORM_TERMINOLOGY,
+} from '../platform/index.js';
 import {
   convertDifferential,
   convertElement,
@@ -47,6 +52,7 @@ export function schemaInputs(): unknown[] {
     CORRECTIONS,
     PLATFORM_STRUCTURE_DEFINITIONS,
     PLATFORM_META_ELEMENTS,
+    PLATFORM_REFERENCE_TARGETS,
     PLATFORM_TERMINOLOGY,
   ];
 }
@@ -77,6 +83,17 @@ export function buildSchema(sources: SchemaSources): FhirSchema {
 
   for (const sd of PLATFORM_STRUCTURE_DEFINITIONS) {
     convertDifferential(sd, types, { platform: true });
+  }
+
+  for (const [path, targets] of Object.entries(PLATFORM_REFERENCE_TARGETS)) {
+    const dot = path.lastIndexOf('.');
+    const reference = types[path.slice(0, dot)]?.elements[path.slice(dot + 1)]?.type.find(
+      (t) => t.code === 'Reference',
+    );
+    if (!reference) {
+      throw new Error(`No Reference element ${path} to add targets to`);
+    }
+    reference.targetProfile = [...(reference.targetProfile ?? []), ...targets];
   }
 
   const expander = new ValueSetExpander();
