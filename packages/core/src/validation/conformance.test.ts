@@ -85,6 +85,15 @@ function summarize(issues: OperationOutcomeIssue[]): string {
 
 const validator = createValidator(getSchema());
 
+for (const [what, path] of [
+  ['R4 examples conformance', EXAMPLES],
+  ['Synthea conformance', SYNTHEA],
+]) {
+  if (!existsSync(path)) {
+    console.warn(`Skipping ${what}: ${path} not found (the shared test data sits beside the repository)`);
+  }
+}
+
 describe.skipIf(!existsSync(EXAMPLES))('R4 specification examples (hl7.fhir.r4.examples 4.0.1)', () => {
   it('accepts every valid example and rejects the known invalid ones', () => {
     let total = 0;
