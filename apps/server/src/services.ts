@@ -12,6 +12,7 @@ import { createValidator, createShaper } from './fhir/definitions.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
 import { BinaryStore } from './storage/binary-store.js';
 import { join } from 'node:path';
+import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 
 /** Everything the HTTP layer needs, built once at start-up. */
 export interface Services {
@@ -27,16 +28,18 @@ export interface Services {
   listeners: WriteListener[];
   /** Binary content files under the data directory. */
   binaryStore: BinaryStore;
+  terminology: TerminologyModule;
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
   const validator = createValidator();
   const search = createSearchModule();
   const listeners: WriteListener[] = [];
+  const terminology = createTerminologyModule(pool, logger);
   const repositoryDeps: RepositoryDeps = {
     pool,
     validator,
-    indexer: search.indexer,
+    indexer: terminology.wrapIndexer(search.indexer),
     matcher: search.matcher,
     listeners,
   };
@@ -46,8 +49,10 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   };
   let superAdminProjectId = '';
   superAdminProjectId = await bootstrapSuperAdminProject(pool, repositoryDeps, config, logger);
+  await terminology.start(repositoryDeps, superAdminProjectId);
 
   const operations = new OperationRegistry();
+  terminology.registerOperations(operations);
   const contextFor: FhirContextFactory = async (request) => ({
     repo: new Repository(repositoryDeps, { projectId: superAdminProjectId, readProjects: [superAdminProjectId] }),
     fhirBase: `${config.baseUrl}fhir/R4/`,
@@ -63,6 +68,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     contextFor,
     superAdminProjectId,
     listeners,
+    terminology,
     binaryStore: new BinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes),
   };
 }

@@ -1,6 +1,7 @@
 import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
 import { m0200AuthLookups } from './0200-auth-lookups.js';
+import { m0400Terminology } from './0400-terminology.js';
 
 export interface Migration {
   /** Ordering key. Ranges by capability keep parallel work from colliding: 1-99 storage, 100-199 search, 200-299 auth, 300-399 jobs/bots/subscriptions, 400-499 terminology. */
@@ -10,4 +11,4 @@ export interface Migration {
 }
 
 /** The one list of migrations, in order. */
-export const migrations: Migration[] = [m0001CoreStorage, m0200AuthLookups];
+export const migrations: Migration[] = [m0001CoreStorage, m0200AuthLookups, m0400Terminology];

@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Resource } from '@hearth/core';
+import { r4DefinitionsDir } from '@hearth/definitions';
+import type { Logger } from '../platform/logger.js';
+import type { Pool, PoolClient } from '../platform/postgres.js';
+import type { RepositoryDeps } from '../storage/repository.js';
+import { buildStoredVersion } from '../storage/serialize.js';
+import { writeVersions } from '../storage/sql/versions.js';
+import { getSetting } from '../storage/settings.js';
+import type { StoredVersion } from '../storage/types.js';
+
+/** The R4 definition files holding terminology (hl7.org/fhir/R4/downloads.html), read as data. */
+export const R4_TERMINOLOGY_FILES = ['valuesets.json', 'v2-tables.json', 'v3-codesystems.json', 'conceptmaps.json'];
+const LOADED_KEY = 'terminology.r4.loaded';
+/** Any constant shared by every Hearth process; distinct from the migration lock. */
+const LOAD_LOCK_KEY = 7_246_013_400;
+/** Bytes of resource JSON per multi-row statement. */
+const BATCH_BYTES = 4 * 1024 * 1024;
+const TYPES = new Set(['CodeSystem', 'ValueSet', 'ConceptMap']);
+
+export interface LoadResult {
+  /** False when another process (or an earlier start) had already loaded the content. */
+  loaded: boolean;
+  resources: number;
+  concepts: number;
+  ms: number;
+}
+
+/**
+ * Loads the R4 spec's CodeSystems, ValueSets and ConceptMaps once per database, at first start, as
+ * resources of the global (super admin) project indexed into the terminology tables. Several
+ * processes starting together take turns on an advisory lock; the first loads in one transaction
+ * and records it, the others find it done. Multi-row statements keep this to a few seconds.
+ */
+export async function loadR4Terminology(
+  pool: Pool,
+  deps: RepositoryDeps,
+  projectId: string,
+  logger: Logger,
+): Promise<LoadResult> {
+  const started = Date.now();
+  if (await getSetting(pool, LOADED_KEY)) {
+    return { loaded: false, resources: 0, concepts: 0, ms: Date.now() - started };
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [LOAD_LOCK_KEY]);
+    try {
+      if (await getSetting(client, LOADED_KEY)) {
+        return { loaded: false, resources: 0, concepts: 0, ms: Date.now() - started };
+      }
+      await client.query('BEGIN');
+      try {
+        await client.query('SET LOCAL statement_timeout = 0');
+        const counts = await loadFiles(client, deps, projectId);
+        await client.query('INSERT INTO hearth_setting (key, value) VALUES ($1, $2)', [
+          LOADED_KEY,
+          new Date().toISOString(),
+        ]);
+        await client.query('COMMIT');
+        const result = { loaded: true, ...counts, ms: Date.now() - started };
+        logger.info(result, 'loaded the R4 terminology');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [LOAD_LOCK_KEY]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+async function loadFiles(
+  client: PoolClient,
+  deps: RepositoryDeps,
+  projectId: string,
+): Promise<{ resources: number; concepts: number }> {
+  const dir = r4DefinitionsDir();
+  const lastUpdated = new Date();
+  let resources = 0;
+  let batch: StoredVersion[] = [];
+  let batchBytes = 0;
+  const flush = async (): Promise<void> => {
+    if (batch.length > 0) {
+      const written = await writeVersions(client, batch);
+      // A resource a user already created under the same id in this project is left as it is.
+      const fresh = batch.filter((v) => written.has(`${v.resourceType}/${v.projectId}/${v.id}`));
+      await deps.indexer.index(client, fresh);
+      resources += fresh.length;
+    }
+    batch = [];
+    batchBytes = 0;
+  };
+  for (const file of R4_TERMINOLOGY_FILES) {
+    const bundle = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { entry?: { resource?: Resource }[] };
+    for (const entry of bundle.entry ?? []) {
+      const resource = entry.resource;
+      if (!resource || !TYPES.has(resource.resourceType) || typeof resource.id !== 'string') {
+        continue;
+      }
+      // The generated XHTML narrative is over half of these files and repeats the data beside it;
+      // leaving it out halves the load (narrative is optional: R4 narrative.html).
+      const { text: _narrative, ...content } = resource;
+      const version = buildStoredVersion({
+        resource: content as Resource,
+        id: resource.id,
+        projectId,
+        versionId: 1,
+        lastUpdated,
+        compartments: (r) => deps.indexer.compartmentsOf(r),
+      });
+      batch.push(version);
+      batchBytes += version.content.length;
+      if (batchBytes >= BATCH_BYTES) {
+        await flush();
+      }
+    }
+  }
+  await flush();
+  const concepts = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM terminology_concept c JOIN terminology_code_system s ON s.id = c.code_system_id
+     WHERE s.project_id = $1`,
+    [projectId],
+  );
+  return { resources, concepts: concepts.rows[0].n };
+}

@@ -1,0 +1,33 @@
+import type { Logger } from '../platform/logger.js';
+import type { Pool } from '../platform/postgres.js';
+import type { RepositoryDeps } from '../storage/repository.js';
+import type { SearchIndexer } from '../storage/types.js';
+import type { OperationRegistry } from '../fhir/operations/registry.js';
+import { withTerminologyIndexing } from './indexer.js';
+import { loadR4Terminology, type LoadResult } from './loader.js';
+import { expandOperation } from './operations/expand.js';
+
+/** Terminology's faces towards the rest of the server, built once in services.ts. */
+export interface TerminologyModule {
+  /** Wraps the search indexer so CodeSystem/ValueSet/ConceptMap writes also fill the terminology tables. */
+  wrapIndexer(inner: SearchIndexer): SearchIndexer;
+  /** Names the global project and loads the R4 content into it on first start. */
+  start(deps: RepositoryDeps, globalProjectId: string): Promise<LoadResult>;
+  /** Adds $expand, $lookup, $validate-code, $subsumes, $translate and $import. */
+  registerOperations(registry: OperationRegistry): void;
+}
+
+export function createTerminologyModule(pool: Pool, logger: Logger): TerminologyModule {
+  let globalProjectId: string | undefined;
+  return {
+    wrapIndexer: (inner) => withTerminologyIndexing(inner, () => globalProjectId),
+    async start(deps, projectId) {
+      globalProjectId = projectId;
+      return loadR4Terminology(pool, deps, projectId, logger);
+    },
+    registerOperations(registry) {
+      const deps = { pool, logger };
+      registry.register(expandOperation(deps));
+    },
+  };
+}

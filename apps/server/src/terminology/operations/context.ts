@@ -1,0 +1,21 @@
+import type { FastifyRequest } from 'fastify';
+import { ctx } from '../../fhir/context.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Pool } from '../../platform/postgres.js';
+import type { TerminologyScope } from '../resolve.js';
+
+/** What every terminology operation needs. */
+export interface TerminologyDeps {
+  pool: Pool;
+  logger: Logger;
+}
+
+/** The caller's terminology scope: its readable projects plus the global content. */
+export function scopeOf(request: FastifyRequest): TerminologyScope {
+  return { projects: ctx(request).repo.scope.readProjects };
+}
+
+/** The project the caller writes to ($import targets only its own code systems). */
+export function ownProjectOf(request: FastifyRequest): string {
+  return ctx(request).repo.scope.projectId;
+}

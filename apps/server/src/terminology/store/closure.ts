@@ -1,0 +1,57 @@
+import type { Queryable } from '../../platform/postgres.js';
+
+/**
+ * Rebuilds the transitive closure of the parent links of whole code systems. UNION (not UNION ALL)
+ * drops pairs already found, so a cycle in bad data ends the recursion instead of looping.
+ */
+export async function rebuildClosure(db: Queryable, codeSystemIds: number[]): Promise<number> {
+  if (codeSystemIds.length === 0) {
+    return 0;
+  }
+  await db.query('DELETE FROM terminology_concept_closure WHERE code_system_id = ANY($1::bigint[])', [codeSystemIds]);
+  const result = await db.query(
+    `INSERT INTO terminology_concept_closure (code_system_id, ancestor, descendant)
+     WITH RECURSIVE c(cs, ancestor, descendant) AS (
+       SELECT code_system_id, parent, child FROM terminology_concept_parent WHERE code_system_id = ANY($1::bigint[])
+       UNION
+       SELECT c.cs, p.parent, c.descendant
+       FROM c JOIN terminology_concept_parent p ON p.code_system_id = c.cs AND p.child = c.ancestor
+     )
+     SELECT cs, ancestor, descendant FROM c WHERE ancestor <> descendant`,
+    [codeSystemIds],
+  );
+  return result.rowCount ?? 0;
+}
+
+/**
+ * Adds the closure pairs created by new parent links (already inserted in terminology_concept_parent):
+ * every (a, d) with a path a → … → parent → child → … → d. Seeded with the new links and grown up
+ * and down the full link table, so the links of one batch may arrive in any order.
+ */
+export async function extendClosure(
+  db: Queryable,
+  codeSystemId: number,
+  links: { child: string; parent: string }[],
+): Promise<number> {
+  if (links.length === 0) {
+    return 0;
+  }
+  const result = await db.query(
+    `INSERT INTO terminology_concept_closure (code_system_id, ancestor, descendant)
+     WITH RECURSIVE c(ancestor, descendant) AS (
+       SELECT parent, child FROM unnest($2::text[], $3::text[]) AS l(child, parent)
+       UNION
+       SELECT x.ancestor, x.descendant FROM c CROSS JOIN LATERAL (
+         SELECT p.parent AS ancestor, c.descendant FROM terminology_concept_parent p
+         WHERE p.code_system_id = $1 AND p.child = c.ancestor
+         UNION ALL
+         SELECT c.ancestor, p.child FROM terminology_concept_parent p
+         WHERE p.code_system_id = $1 AND p.parent = c.descendant
+       ) x
+     )
+     SELECT $1, ancestor, descendant FROM c WHERE ancestor <> descendant
+     ON CONFLICT DO NOTHING`,
+    [codeSystemId, links.map((l) => l.child), links.map((l) => l.parent)],
+  );
+  return result.rowCount ?? 0;
+}
