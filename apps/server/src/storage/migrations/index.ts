@@ -1,6 +1,7 @@
 import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
 import { m0200AuthLookups } from './0200-auth-lookups.js';
+import { m0300JobQueue } from './0300-job-queue.js';
 import { m0400Terminology } from './0400-terminology.js';
 
 export interface Migration {
@@ -11,4 +12,4 @@ export interface Migration {
 }
 
 /** The one list of migrations, in order. */
-export const migrations: Migration[] = [m0001CoreStorage, m0200AuthLookups, m0400Terminology];
+export const migrations: Migration[] = [m0001CoreStorage, m0200AuthLookups, m0300JobQueue, m0400Terminology];

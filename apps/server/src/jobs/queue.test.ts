@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../platform/logger.js';
+import { createPool, type Pool } from '../platform/postgres.js';
+import { createTestDatabase, type TestDatabase } from '../test/db.js';
+import { JobQueue, type JobDefinition } from './queue.js';
+
+let db: TestDatabase;
+let pool: Pool;
+const logger = createLogger('silent');
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = createPool({ connectionString: db.url, max: 10, statementTimeoutMs: 30000 });
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+function queue(workersEnabled: boolean, ...definitions: JobDefinition<never>[]): JobQueue {
+  const q = new JobQueue({
+    pool,
+    logger,
+    workersEnabled,
+    concurrency: 4,
+    pollingIntervalMs: 500,
+    retryDelaySeconds: 1,
+  });
+  for (const d of definitions) {
+    q.define(d as JobDefinition<unknown>);
+  }
+  return q;
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) {
+      throw new Error('timed out');
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('JobQueue', () => {
+  it('keeps jobs queued by a process without workers, and runs them in a later process', async () => {
+    const seen: number[] = [];
+    const handler = async (data: { n: number }) => {
+      seen.push(data.n);
+    };
+    const producer = queue(false, { name: 'durable', handler } as JobDefinition<never>);
+    await producer.start();
+    await producer.send('durable', { n: 1 });
+    await producer.sendMany('durable', [{ data: { n: 2 } }, { data: { n: 3 } }]);
+    await producer.stop();
+    expect(seen).toEqual([]);
+
+    const consumer = queue(true, { name: 'durable', handler } as JobDefinition<never>);
+    await consumer.start();
+    await waitFor(() => seen.length === 3);
+    expect(seen.sort()).toEqual([1, 2, 3]);
+    await consumer.stop();
+  });
+
+  it('retries a failing job with growing delays until it succeeds', async () => {
+    const attempts: { at: number; retryCount: number }[] = [];
+    const q = queue(true, {
+      name: 'flaky',
+      retryLimit: 3,
+      handler: async (_data: object, attempt) => {
+        attempts.push({ at: Date.now(), retryCount: attempt.retryCount });
+        if (attempts.length < 3) {
+          throw new Error('not yet');
+        }
+        return { ok: true };
+      },
+    } as JobDefinition<never>);
+    await q.start();
+    const id = await q.send('flaky', {});
+    await waitFor(async () => (await q.getJob('flaky', id as string))?.state === 'completed', 20000);
+    expect(attempts.map((a) => a.retryCount)).toEqual([0, 1, 2]);
+    const firstGap = attempts[1].at - attempts[0].at;
+    const secondGap = attempts[2].at - attempts[1].at;
+    // Backoff: retry_delay * 2^n / 2 plus jitter of as much again: 1-2 s, then 2-4 s.
+    expect(firstGap).toBeGreaterThanOrEqual(900);
+    expect(secondGap).toBeGreaterThanOrEqual(1900);
+    const job = await q.getJob('flaky', id as string);
+    expect(job?.output).toEqual({ ok: true });
+    await q.stop();
+  });
+
+  it('gives up after the retry limit and records the failure', async () => {
+    const q = queue(true, {
+      name: 'doomed',
+      retryLimit: 0,
+      handler: async () => {
+        throw new Error('always');
+      },
+    } as JobDefinition<never>);
+    await q.start();
+    const id = await q.send('doomed', {});
+    await waitFor(async () => (await q.getJob('doomed', id as string))?.state === 'failed');
+    expect((await q.getJob('doomed', id as string))?.output).toMatchObject({ message: 'always' });
+    await q.stop();
+  });
+
+  it('runs jobs concurrently, and a slow job does not hold back the others', async () => {
+    let running = 0;
+    let peak = 0;
+    const done: number[] = [];
+    const q = queue(true, {
+      name: 'parallel',
+      handler: async (data: { n: number; ms: number }) => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, data.ms));
+        running--;
+        done.push(data.n);
+      },
+    } as JobDefinition<never>);
+    await q.start();
+    await q.send('parallel', { n: 0, ms: 1500 });
+    await new Promise((r) => setTimeout(r, 50));
+    await q.sendMany(
+      'parallel',
+      [1, 2, 3, 4, 5, 6].map((n) => ({ data: { n, ms: 50 } })),
+    );
+    await waitFor(() => done.length === 7);
+    expect(done[done.length - 1]).toBe(0);
+    expect(peak).toBeGreaterThanOrEqual(2);
+    expect(peak).toBeLessThanOrEqual(4);
+    await q.stop();
+  });
+
+  it('stops gracefully: a running job finishes before stop() returns', async () => {
+    let finished = false;
+    let started = false;
+    const q = queue(true, {
+      name: 'graceful',
+      handler: async () => {
+        started = true;
+        await new Promise((r) => setTimeout(r, 500));
+        finished = true;
+      },
+    } as JobDefinition<never>);
+    await q.start();
+    const id = await q.send('graceful', {});
+    await waitFor(() => started);
+    await q.stop(5000);
+    expect(finished).toBe(true);
+    const job = await new JobQueue({
+      pool,
+      logger,
+      workersEnabled: false,
+      concurrency: 1,
+      pollingIntervalMs: 500,
+      retryDelaySeconds: 1,
+    }).getJob('graceful', id as string);
+    expect(job?.state).toBe('completed');
+  });
+});

@@ -1,0 +1,306 @@
+import PgBoss from 'pg-boss';
+import type { Logger } from '../platform/logger.js';
+import type { Pool } from '../platform/postgres.js';
+import { JOB_SCHEMA } from '../storage/migrations/0300-job-queue.js';
+
+/** What a handler knows about the attempt it runs. */
+export interface JobAttempt {
+  id: string;
+  queue: string;
+  /** 0 on the first attempt. */
+  retryCount: number;
+  /** Retries allowed after the first attempt. */
+  retryLimit: number;
+}
+
+export interface JobDefinition<T> {
+  /** Queue name: letters, digits, '-', '_', '.', '/'. */
+  name: string;
+  /** Runs one job. A throw fails this attempt; pg-boss retries it later while retries remain. */
+  handler: (data: T, attempt: JobAttempt) => Promise<unknown>;
+  /** Retries after the first attempt (default 3). */
+  retryLimit?: number;
+  /** Delay before the first retry, in seconds (default: config jobRetryDelaySeconds); doubled each time. */
+  retryDelaySeconds?: number;
+  /** How long one attempt may run before the job counts as lost and is retried (default 15 minutes). */
+  expireInSeconds?: number;
+  /** Jobs of this queue run at once in this process (default: config workerConcurrency). */
+  concurrency?: number;
+}
+
+export interface SendOptions {
+  retryLimit?: number;
+  retryDelaySeconds?: number;
+  /** Not before this time. */
+  startAfter?: Date;
+  /** At most one queued job per key (jobs still waiting to start). */
+  singletonKey?: string;
+}
+
+export interface JobQueueOptions {
+  pool: Pool;
+  logger: Logger;
+  /** Run workers in this process; without, the process only queues jobs. */
+  workersEnabled: boolean;
+  concurrency: number;
+  pollingIntervalMs: number;
+  retryDelaySeconds: number;
+}
+
+/**
+ * The durable job queue: pg-boss on the application's own PostgreSQL pool, so a single
+ * PostgreSQL is all Hearth needs. Jobs live in tables (they survive restarts), failed attempts are
+ * retried with exponential backoff and jitter, an attempt whose process died expires and runs
+ * again, and every process with workers enabled takes jobs with SELECT ... FOR UPDATE SKIP LOCKED.
+ *
+ * Each queue has one fetch loop per process that keeps up to `concurrency` jobs running and
+ * completes or fails each one on its own (a slow job never holds back the others). Jobs queued in
+ * this process wake the loop at once; jobs queued elsewhere are found by polling.
+ */
+export class JobQueue {
+  private readonly boss: PgBoss;
+  private readonly options: JobQueueOptions;
+  private readonly definitions = new Map<string, JobDefinition<unknown>>();
+  private readonly loops = new Map<string, FetchLoop>();
+  private started = false;
+  private stopping = false;
+
+  constructor(options: JobQueueOptions) {
+    this.options = options;
+    this.boss = new PgBoss({
+      db: { executeSql: (text: string, values: unknown[]) => options.pool.query(text, values) },
+      schema: JOB_SCHEMA,
+      // Cron scheduling is not used; maintenance (expiring lost attempts, archiving) runs everywhere.
+      schedule: false,
+      supervise: true,
+      migrate: true,
+      maintenanceIntervalSeconds: 60,
+      archiveCompletedAfterSeconds: 3600,
+      deleteAfterDays: 7,
+    });
+    this.boss.on('error', (err: Error) => options.logger.warn({ err }, 'job queue error'));
+  }
+
+  /** Declares a queue and its handler; call before start(). */
+  define<T>(definition: JobDefinition<T>): void {
+    if (this.started) {
+      throw new Error(`Job queue ${definition.name} must be defined before the queue starts`);
+    }
+    this.definitions.set(definition.name, definition as JobDefinition<unknown>);
+  }
+
+  get workersEnabled(): boolean {
+    return this.options.workersEnabled;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) {
+      return;
+    }
+    this.started = true;
+    await this.boss.start();
+    for (const definition of this.definitions.values()) {
+      await this.boss.createQueue(definition.name, { name: definition.name, policy: 'standard' });
+    }
+    if (this.options.workersEnabled) {
+      for (const definition of this.definitions.values()) {
+        const loop = new FetchLoop(this.boss, definition, {
+          concurrency: definition.concurrency ?? this.options.concurrency,
+          pollingIntervalMs: Math.max(500, this.options.pollingIntervalMs),
+          logger: this.options.logger,
+        });
+        this.loops.set(definition.name, loop);
+        loop.start();
+      }
+    }
+  }
+
+  private jobOptions(name: string, options: SendOptions = {}): PgBoss.SendOptions {
+    const definition = this.definitions.get(name);
+    if (!definition) {
+      throw new Error(`Unknown job queue ${name}`);
+    }
+    return {
+      retryLimit: options.retryLimit ?? definition.retryLimit ?? 3,
+      retryDelay: options.retryDelaySeconds ?? definition.retryDelaySeconds ?? this.options.retryDelaySeconds,
+      retryBackoff: true,
+      expireInSeconds: definition.expireInSeconds ?? 15 * 60,
+      ...(options.startAfter ? { startAfter: options.startAfter } : {}),
+      ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
+    };
+  }
+
+  /** Queues one job; returns its id (null when a singleton job of that key is already queued). */
+  async send<T extends object>(name: string, data: T, options?: SendOptions): Promise<string | null> {
+    const id = await this.boss.send(name, data, this.jobOptions(name, options));
+    this.loops.get(name)?.wake();
+    return id;
+  }
+
+  /** Queues many jobs of one queue in one statement. */
+  async sendMany<T extends object>(name: string, items: { data: T; options?: SendOptions }[]): Promise<void> {
+    if (items.length === 0) {
+      return;
+    }
+    await this.boss.insert(
+      items.map((item) => {
+        const o = this.jobOptions(name, item.options);
+        return {
+          name,
+          data: item.data,
+          retryLimit: o.retryLimit,
+          retryDelay: o.retryDelay,
+          retryBackoff: o.retryBackoff,
+          expireInSeconds: o.expireInSeconds,
+          ...(item.options?.startAfter ? { startAfter: item.options.startAfter } : {}),
+          ...(item.options?.singletonKey ? { singletonKey: item.options.singletonKey } : {}),
+        };
+      }),
+    );
+    this.loops.get(name)?.wake();
+  }
+
+  /** A job's state, for tests and status pages. */
+  async getJob(name: string, id: string): Promise<PgBoss.JobWithMetadata | null> {
+    return this.boss.getJobById(name, id, { includeArchive: true });
+  }
+
+  /** Cancels a queued or running job (a running attempt still finishes, but is not retried). */
+  async cancel(name: string, id: string): Promise<void> {
+    await this.boss.cancel(name, id);
+  }
+
+  /**
+   * Graceful stop: no new jobs are taken; running ones get until `timeoutMs` to finish. Jobs still
+   * running after that stay active in the database and are retried once their attempt expires.
+   */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    if (!this.started || this.stopping) {
+      return;
+    }
+    this.stopping = true;
+    const loops = [...this.loops.values()];
+    await Promise.all(loops.map((loop) => loop.stop(timeoutMs)));
+    await this.boss.stop({ graceful: false, close: false, wait: true, timeout: Math.max(1000, timeoutMs) });
+  }
+}
+
+interface LoopOptions {
+  concurrency: number;
+  pollingIntervalMs: number;
+  logger: Logger;
+}
+
+/** Keeps up to `concurrency` jobs of one queue running; each is completed or failed on its own. */
+class FetchLoop {
+  private running = 0;
+  private stopped = false;
+  private wakeUp?: () => void;
+  private woken = false;
+  private readonly idle = new Set<() => void>();
+  private done?: Promise<void>;
+
+  constructor(
+    private readonly boss: PgBoss,
+    private readonly definition: JobDefinition<unknown>,
+    private readonly options: LoopOptions,
+  ) {}
+
+  start(): void {
+    this.done = this.loop();
+  }
+
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  private async loop(): Promise<void> {
+    const { name } = this.definition;
+    while (!this.stopped) {
+      const free = this.options.concurrency - this.running;
+      let fetched = 0;
+      if (free > 0) {
+        this.woken = false;
+        try {
+          const jobs = await this.boss.fetch<unknown>(name, { batchSize: free, includeMetadata: true });
+          fetched = jobs.length;
+          for (const job of jobs) {
+            void this.run(job);
+          }
+        } catch (err) {
+          this.options.logger.warn({ err, queue: name }, 'fetching jobs failed');
+        }
+      }
+      if (this.stopped) {
+        break;
+      }
+      // More may be waiting when a full batch came back and slots are left; otherwise wait.
+      if (fetched > 0 && fetched === free && this.running < this.options.concurrency) {
+        continue;
+      }
+      if (this.woken && this.running < this.options.concurrency) {
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.options.pollingIntervalMs);
+        function done(): void {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.wakeUp = done;
+      });
+      this.wakeUp = undefined;
+    }
+  }
+
+  private async run(job: PgBoss.JobWithMetadata<unknown>): Promise<void> {
+    const { name, handler } = this.definition;
+    this.running++;
+    try {
+      const output = await handler(job.data, {
+        id: job.id,
+        queue: name,
+        retryCount: job.retryCount,
+        retryLimit: job.retryLimit,
+      });
+      await this.boss.complete(name, job.id, toOutput(output));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (job.retryCount >= job.retryLimit) {
+        this.options.logger.warn({ queue: name, jobId: job.id, err: message }, 'job failed; no retries left');
+      }
+      await this.boss.fail(name, job.id, { message }).catch((failErr: unknown) => {
+        this.options.logger.warn({ err: failErr, queue: name, jobId: job.id }, 'could not record a failed job');
+      });
+    } finally {
+      this.running--;
+      this.wake();
+      if (this.running === 0) {
+        for (const resolve of this.idle) {
+          resolve();
+        }
+        this.idle.clear();
+      }
+    }
+  }
+
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopped = true;
+    this.wakeUp?.();
+    await this.done;
+    if (this.running > 0) {
+      await Promise.race([
+        new Promise<void>((resolve) => this.idle.add(resolve)),
+        new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
+      ]);
+    }
+  }
+}
+
+function toOutput(value: unknown): object | undefined {
+  if (value === undefined || value === null) {
+    return undefined;
+  }
+  return typeof value === 'object' && !Array.isArray(value) ? (value as object) : { value };
+}
