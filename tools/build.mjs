@@ -31,6 +31,8 @@ const entries = [
 ].filter((e) => existsSync(e.entry));
 
 const started = Date.now();
+// The compact FHIR type schema, built once here rather than by the first server process.
+execSync('node packages/definitions/scripts/build-schema.mjs', { stdio: 'inherit' });
 for (const e of entries) {
   await build({
     entryPoints: [e.entry],

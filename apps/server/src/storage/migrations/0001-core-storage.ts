@@ -1,4 +1,4 @@
-import { getAllResourceTypes } from '@hearth/definitions';
+import { getR4ResourceTypes } from '@hearth/definitions';
 import type { Migration } from './index.js';
 import { historyTable, resourceTable } from '../tables.js';
 
@@ -7,6 +7,30 @@ import { historyTable, resourceTable } from '../tables.js';
  * table pair ("Patient", "Patient_History") while the code works against two logical tables.
  * See docs/adr/0001-storage-layout.md.
  */
+/**
+ * The platform types as they stood when this migration was written. Frozen: a migration must do
+ * the same thing forever, so a type added later gets its partitions from a new migration.
+ */
+const PLATFORM_TYPES_AT_0001 = [
+  'Project',
+  'ClientApplication',
+  'User',
+  'ProjectMembership',
+  'Bot',
+  'Login',
+  'PasswordChangeRequest',
+  'UserSecurityRequest',
+  'JsonWebKey',
+  'AccessPolicy',
+  'UserConfiguration',
+  'BulkDataExport',
+  'SmartAppLaunch',
+  'DomainConfiguration',
+  'IdentityProvider',
+  'AsyncJob',
+  'Agent',
+];
+
 export const m0001CoreStorage: Migration = {
   id: 1,
   name: 'core storage: resource and history tables partitioned by type',
@@ -34,7 +58,8 @@ export const m0001CoreStorage: Migration = {
         content text NOT NULL,
         PRIMARY KEY (resource_type, project_id, id, version_id)
       ) PARTITION BY LIST (resource_type)`);
-    for (const type of getAllResourceTypes()) {
+    // R4 (4.0.1) is a frozen specification, so its type list never changes.
+    for (const type of [...getR4ResourceTypes(), ...PLATFORM_TYPES_AT_0001].sort()) {
       await client.query(`CREATE TABLE ${resourceTable(type)} PARTITION OF resource FOR VALUES IN ('${type}')`);
       await client.query(`CREATE TABLE ${historyTable(type)} PARTITION OF resource_history FOR VALUES IN ('${type}')`);
     }
