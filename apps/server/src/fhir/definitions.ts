@@ -1,26 +1,46 @@
-import { createIssue, isValidId, type Resource } from '@hearth/core';
+import { createValidator as createSchemaValidator } from '@hearth/core';
+import { getSchema, getSummaryElements, getTypeSchema } from '@hearth/definitions';
 import type { ResourceValidator } from '../storage/types.js';
-import { isStoredResourceType } from '../storage/tables.js';
 import type { ElementShaper } from './elements.js';
 
-/** Validation of every write against the type's definition. */
+/**
+ * Validation of every write against the type's definition: the structural validator of
+ * @hearth/core over the R4 + platform type schema of @hearth/definitions, built once.
+ */
 export function createValidator(): ResourceValidator {
+  const validator = createSchemaValidator(getSchema());
   return {
-    validate(resource: Resource) {
-      if (!isStoredResourceType(resource.resourceType)) {
-        return [createIssue('invalid', `Unknown resource type "${String(resource.resourceType)}"`, 'resourceType')];
-      }
-      if (resource.id !== undefined && !isValidId(resource.id)) {
-        return [createIssue('invalid', 'Invalid id', `${resource.resourceType}.id`)];
-      }
-      return [];
-    },
+    validate: (resource) => validator.validate(resource),
   };
 }
 
+/** Summary and mandatory elements for _summary and _elements (hl7.org/fhir/R4/search.html#summary). */
 export function createShaper(): ElementShaper {
+  const mandatory = new Map<string, Set<string>>();
   return {
-    summaryElements: () => undefined,
-    mandatoryElements: () => undefined,
+    summaryElements(resourceType) {
+      return getTypeSchema(resourceType) ? getSummaryElements(resourceType) : undefined;
+    },
+    mandatoryElements(resourceType) {
+      let names = mandatory.get(resourceType);
+      if (!names) {
+        const type = getTypeSchema(resourceType);
+        if (!type) {
+          return undefined;
+        }
+        names = new Set<string>();
+        for (const [name, el] of Object.entries(type.elements)) {
+          if (el.min >= 1) {
+            if (name.endsWith('[x]')) {
+              el.type.forEach((t) => names!.add(name.slice(0, -3) + t.code[0].toUpperCase() + t.code.slice(1)));
+            } else {
+              names.add(name);
+            }
+          }
+        }
+        mandatory.set(resourceType, names);
+      }
+      return names;
+    },
   };
 }

@@ -1,4 +1,7 @@
 import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -41,7 +44,9 @@ export async function createTestApp(
   const db = options.db ?? (await createTestDatabase());
   const port = options.listen ? await getFreePort() : 8103;
   const baseUrl = options.listen ? `http://127.0.0.1:${port}/` : 'http://localhost:8103/';
-  const config = loadConfig({}, { logLevel: 'silent', port, baseUrl, databaseUrl: db.url, ...options.config });
+  // Files (Binary content) go to a directory of this app's own, removed on close.
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-test-'));
+  const config = loadConfig({}, { logLevel: 'silent', port, baseUrl, databaseUrl: db.url, dataDir, ...options.config });
   const logger = createLogger(config.logLevel);
   const pool = createPool({
     connectionString: db.url,
@@ -66,6 +71,7 @@ export async function createTestApp(
       if (!options.db) {
         await db.drop();
       }
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

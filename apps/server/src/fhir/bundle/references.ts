@@ -6,12 +6,20 @@ export interface ReferenceHolder {
   reference: string;
 }
 
-/** Collects every object with a string `reference` in a resource (contained resources included). */
-export function collectReferenceHolders(value: unknown, out: ReferenceHolder[]): void {
+/** An Attachment (or any element) whose `url` is a placeholder, e.g. a DocumentReference pointing at a Binary. */
+export interface UrlHolder {
+  url: string;
+}
+
+/**
+ * Collects every object with a string `reference` in a resource (contained resources included),
+ * and, into `urls`, objects whose `url` is a urn:uuid placeholder.
+ */
+export function collectReferenceHolders(value: unknown, out: ReferenceHolder[], urls?: UrlHolder[]): void {
   if (Array.isArray(value)) {
     for (const item of value) {
       if (typeof item === 'object' && item !== null) {
-        collectReferenceHolders(item, out);
+        collectReferenceHolders(item, out, urls);
       }
     }
     return;
@@ -23,10 +31,13 @@ export function collectReferenceHolders(value: unknown, out: ReferenceHolder[]):
   if (typeof obj.reference === 'string') {
     out.push(obj as unknown as ReferenceHolder);
   }
+  if (urls && typeof obj.url === 'string' && obj.url.startsWith('urn:uuid:')) {
+    urls.push(obj as unknown as UrlHolder);
+  }
   for (const key in obj) {
     const child = obj[key];
     if (typeof child === 'object' && child !== null) {
-      collectReferenceHolders(child, out);
+      collectReferenceHolders(child, out, urls);
     }
   }
 }

@@ -19,6 +19,7 @@ import {
   isPlaceholder,
   substituteQuery,
   type ReferenceHolder,
+  type UrlHolder,
 } from './references.js';
 
 /**
@@ -167,7 +168,12 @@ async function rewriteReferences(
   const resolved = new Map<string, string>();
   for (const e of writes) {
     const holders: ReferenceHolder[] = [];
-    collectReferenceHolders(e.resource, holders);
+    const urls: UrlHolder[] = [];
+    collectReferenceHolders(e.resource, holders, urls);
+    for (const holder of urls) {
+      // Attachment.url naming a Binary of the Bundle (not a Reference, but the same placeholder).
+      holder.url = fullUrls.get(holder.url) ?? holder.url;
+    }
     for (const holder of holders) {
       const ref = holder.reference;
       let target = fullUrls.get(ref) ?? resolved.get(ref);

@@ -260,7 +260,6 @@ describe('transaction', () => {
             resourceType: 'DocumentReference',
             status: 'current',
             content: [{ attachment: { contentType: 'text/plain', url: 'urn:uuid:bin-1' } }],
-            subject: { reference: 'urn:uuid:bin-1' },
           },
           request: { method: 'POST', url: 'DocumentReference' },
         },
@@ -269,6 +268,7 @@ describe('transaction', () => {
     expect(res.statusCode).toBe(200);
     const binary = res.json().entry[0].resource;
     expect(binary.data).toBeUndefined();
+    expect(res.json().entry[1].resource.content[0].attachment.url).toBe(`Binary/${binary.id}`);
     const raw = await t.app.inject({ url: `/fhir/R4/Binary/${binary.id}`, headers: { accept: 'text/plain' } });
     expect(raw.statusCode).toBe(200);
     expect(raw.body).toBe('hello from a transaction');
@@ -320,9 +320,9 @@ describe('batch', () => {
     const entries = res.json().entry as ResponseEntry[];
     expect(res.json().type).toBe('batch-response');
     expect(entries.map((e) => e.response.status.split(' ')[0])).toEqual(['201', '404', '200', '404', '204', '400']);
-    expect(entries[1].response.outcome.resourceType).toBe('OperationOutcome');
+    expect(entries[1].response.outcome?.resourceType).toBe('OperationOutcome');
     expect(entries[2].resource!.id).toBe(existing.id);
-    expect(entries[5].response.outcome.issue[0].expression).toEqual(['Bundle.entry[5].request.method']);
+    expect(entries[5].response.outcome?.issue[0].expression).toEqual(['Bundle.entry[5].request.method']);
   });
 
   it('answers only with responses under Prefer: return=minimal', async () => {

@@ -118,9 +118,24 @@ function readOperations(parameters: unknown): PatchOperation[] {
   });
 }
 
+/** FHIRPath keywords that are also element names (Narrative.div, ValueSet.expansion.contains). */
+const KEYWORD_MEMBER = /\.(div|mod|and|or|xor|implies|as|is|in|contains)(?![\w(`])/g;
+
+/**
+ * Patch paths name elements plainly ('Patient.text.div'), but FHIRPath reads `div` after a dot as
+ * a keyword; such member names are quoted as identifiers (`div`) outside string literals.
+ */
+export function quoteKeywordMembers(path: string): string {
+  return path
+    .split(/('(?:[^'\\]|\\.)*')/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(KEYWORD_MEMBER, '.`$1`')))
+    .join('');
+}
+
 function evaluate(doc: Resource, path: string, where: string): FhirPathNode[] {
   try {
-    return fhirpath.evaluate(doc, path, undefined, r4Model, { resolveInternalTypes: false }) as FhirPathNode[];
+    const expression = quoteKeywordMembers(path);
+    return fhirpath.evaluate(doc, expression, undefined, r4Model, { resolveInternalTypes: false }) as FhirPathNode[];
   } catch (err) {
     fail(badRequest(`Invalid FHIRPath "${path}": ${(err as Error).message.split('\n')[0]}`, where));
   }
