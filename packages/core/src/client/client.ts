@@ -1,0 +1,178 @@
+/**
+ * HearthClient: the SDK's one entry point. Sign-in and session (auth.ts), the FHIR interactions
+ * (fhir.ts), and here the operations, binaries and project administration.
+ */
+import type {
+  Attachment,
+  Binary,
+  Bot,
+  ClientApplication,
+  OperationOutcome,
+  ProjectMembership,
+  ValueSet,
+} from '@hearth/fhir-types';
+import { badRequest, OperationOutcomeError } from '../outcome.js';
+import { FhirClient, type AnyResource } from './fhir.js';
+import { isJsonContentType } from './http.js';
+import { getXhr, progressStream, toBytes, xhrFetch } from './upload.js';
+import type {
+  BotIdentifier,
+  CreateBinaryOptions,
+  CreateBotRequest,
+  CreateClientApplicationRequest,
+  GraphQLResponse,
+  InviteRequest,
+  RequestOptions,
+  ValueSetExpandParams,
+} from './types.js';
+
+/**
+ * A client of a Hearth server.
+ *
+ * ```ts
+ * const hearth = new HearthClient({ baseUrl: 'https://hearth.example.org/' });
+ * await hearth.signInWithPassword({ email, password });
+ * const patient = await hearth.createResource({ resourceType: 'Patient', name: [{ family: 'Smith' }] });
+ * const found = await hearth.searchResources('Patient', { name: 'smith' });
+ * ```
+ *
+ * Every method rejects with an {@link OperationOutcomeError} carrying the server's OperationOutcome.
+ */
+export class HearthClient extends FhirClient {
+  /** Runs a GraphQL query (POST [base]/$graphql). */
+  graphql<T = Record<string, unknown>>(
+    query: string,
+    operationName?: string,
+    variables?: Record<string, unknown>,
+    options?: RequestOptions,
+  ): Promise<GraphQLResponse<T>> {
+    return this.post(this.fhirUrl('$graphql'), { query, operationName, variables }, 'application/json', options);
+  }
+
+  /**
+   * Validates a resource on the server ([type]/$validate, hl7.org/fhir/R4/resource-operation-validate.html).
+   * Resolves with the OperationOutcome of a valid resource; rejects with it when the resource is invalid.
+   */
+  validateResource(resource: AnyResource, options?: RequestOptions): Promise<OperationOutcome> {
+    if (!resource?.resourceType) {
+      return Promise.reject(new OperationOutcomeError(badRequest('Missing resourceType', 'resourceType')));
+    }
+    return this.post(this.fhirUrl(resource.resourceType, '$validate'), resource, undefined, options);
+  }
+
+  /** Expands a value set (GET ValueSet/$expand, hl7.org/fhir/R4/valueset-operation-expand.html). */
+  valueSetExpand(params: ValueSetExpandParams, options?: RequestOptions): Promise<ValueSet> {
+    const query: Record<string, string | number> = {};
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined && value !== null) {
+        query[key] = value as string | number;
+      }
+    }
+    return this.get(this.fhirSearchUrl('ValueSet/$expand', query), options);
+  }
+
+  /**
+   * Runs a bot (Bot/[id]/$execute, or Bot/$execute?identifier= for an identifier) with `input`
+   * as its body. JSON answers are parsed; others come back as text.
+   */
+  executeBot<T = unknown>(
+    bot: BotIdentifier,
+    input: unknown,
+    contentType = 'application/json',
+    options?: RequestOptions,
+  ): Promise<T> {
+    const url =
+      typeof bot === 'string'
+        ? this.fhirUrl('Bot', bot, '$execute')
+        : this.fhirSearchUrl('Bot/$execute', { identifier: `${bot.system ?? ''}|${bot.value ?? ''}` });
+    const body = isJsonContentType(contentType) && typeof input !== 'string' ? JSON.stringify(input) : input;
+    return this.post<T>(url, body, contentType, options);
+  }
+
+  /**
+   * Uploads bytes as a Binary resource (POST Binary with the raw content). `onProgress` is called
+   * while the body is sent: through XMLHttpRequest in a browser, from the streamed body elsewhere.
+   */
+  async createBinary(binary: CreateBinaryOptions, options?: RequestOptions): Promise<Binary> {
+    if (!binary?.contentType) {
+      throw new OperationOutcomeError(badRequest('createBinary needs a contentType', 'contentType'));
+    }
+    const headers: Record<string, string> = { ...options?.headers };
+    if (binary.securityContext?.reference) {
+      headers['X-Security-Context'] = binary.securityContext.reference;
+    }
+    if (binary.filename) {
+      headers['Content-Disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(binary.filename)}`;
+    }
+    const request = {
+      method: 'POST',
+      url: this.fhirUrl('Binary'),
+      contentType: binary.contentType,
+      options: { ...options, headers },
+    };
+    const onProgress = binary.onProgress;
+    let result: Binary;
+    if (!onProgress) {
+      const body = binary.data instanceof Blob ? binary.data : await toBytes(binary.data);
+      result = await this.send<Binary>({ ...request, body: body as Blob });
+    } else {
+      const bytes = await toBytes(binary.data);
+      const Xhr = getXhr();
+      result = Xhr
+        ? await this.send<Binary>({ ...request, body: bytes as unknown as Blob, fetch: xhrFetch(Xhr, onProgress) })
+        : await this.send<Binary>({ ...request, body: () => progressStream(bytes, onProgress) });
+      onProgress({ loaded: bytes.byteLength, total: bytes.byteLength, lengthComputable: true });
+    }
+    return result;
+  }
+
+  /** Uploads bytes as a Binary and resolves with an Attachment that points at it. */
+  async createAttachment(binary: CreateBinaryOptions, options?: RequestOptions): Promise<Attachment> {
+    const created = await this.createBinary(binary, options);
+    const attachment: Attachment = {
+      contentType: binary.contentType,
+      url: (created as Binary & { url?: string }).url ?? `Binary/${created.id}`,
+    };
+    if (binary.filename) {
+      attachment.title = binary.filename;
+    }
+    return attachment;
+  }
+
+  /**
+   * Downloads content as a Blob: a URL (relative to the base URL), or a FHIR reference such as an
+   * Attachment's 'Binary/123', whose raw content is asked for.
+   */
+  download(url: string | URL, options?: RequestOptions): Promise<Blob> {
+    let text = url.toString();
+    if (/^[A-Z][A-Za-z]+\/[A-Za-z0-9\-.]{1,64}$/.test(text)) {
+      text = this.fhirUrl(text);
+    }
+    const headers = { Accept: '*/*', ...options?.headers };
+    return this.send<Blob>({ method: 'GET', url: text, options: { ...options, headers }, responseType: 'blob' });
+  }
+
+  /** A project's details, members, clients and bots (GET /admin/projects/{projectId}). */
+  getProjectAdmin<T = Record<string, unknown>>(projectId: string, options?: RequestOptions): Promise<T> {
+    return this.get(`admin/projects/${encodeURIComponent(projectId)}`, options);
+  }
+
+  /** Invites a user into a project (POST /admin/projects/{projectId}/invite). */
+  invite(projectId: string, body: InviteRequest, options?: RequestOptions): Promise<ProjectMembership> {
+    return this.post(`admin/projects/${encodeURIComponent(projectId)}/invite`, body, 'application/json', options);
+  }
+
+  /** Creates a client application, with its secret (POST /admin/projects/{projectId}/client). */
+  createClient(
+    projectId: string,
+    body: CreateClientApplicationRequest,
+    options?: RequestOptions,
+  ): Promise<ClientApplication> {
+    return this.post(`admin/projects/${encodeURIComponent(projectId)}/client`, body, 'application/json', options);
+  }
+
+  /** Creates a bot (POST /admin/projects/{projectId}/bot). */
+  createBot(projectId: string, body: CreateBotRequest, options?: RequestOptions): Promise<Bot> {
+    return this.post(`admin/projects/${encodeURIComponent(projectId)}/bot`, body, 'application/json', options);
+  }
+}

@@ -1,0 +1,6 @@
+export { HearthClient } from './client.js';
+export { bundleToResourceArray, type AnyResource, type ResourceArray, type UpdateOptions } from './fhir.js';
+export { DEFAULT_ACCEPT, FHIR_JSON, JSON_PATCH, toSearchParams, type QueryTypes } from './http.js';
+export { computeCodeChallenge, generateCodeVerifier, parseJwtPayload } from './pkce.js';
+export { LocalStorage, MemoryStorage, type ClientStorage } from './storage.js';
+export type * from './types.js';

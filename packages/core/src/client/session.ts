@@ -1,0 +1,79 @@
+/**
+ * The signed-in session: its tokens, kept in the client's storage, and renewal with at most one
+ * renewal in flight (concurrent requests that find the token about to expire share it).
+ */
+import { getJson, setJson, type ClientStorage } from './storage.js';
+import type { LoginState } from './types.js';
+
+const ACTIVE_LOGIN = 'activeLogin';
+
+export class Session {
+  private current: LoginState | undefined;
+  private renewing: Promise<void> | undefined;
+
+  constructor(
+    private readonly storage: ClientStorage,
+    /** Renew this many ms before the access token expires. */
+    private readonly gracePeriod: number,
+    private readonly now: () => number = () => Date.now(),
+  ) {
+    this.current = getJson<LoginState>(storage, ACTIVE_LOGIN);
+  }
+
+  get state(): LoginState | undefined {
+    return this.current;
+  }
+
+  get accessToken(): string | undefined {
+    return this.current?.accessToken;
+  }
+
+  /** Replaces the session (undefined signs out) and stores it. */
+  set(state: LoginState | undefined): void {
+    this.current = state;
+    setJson(this.storage, ACTIVE_LOGIN, state);
+  }
+
+  /**
+   * True when the access token expires within the grace period (or has expired). For a token
+   * that lives less than twice the grace period, the margin is half its lifetime, so that a
+   * short-lived token is not renewed on every request.
+   */
+  isExpiring(): boolean {
+    const { expiresAt, issuedAt } = this.current ?? {};
+    if (expiresAt === undefined) {
+      return false;
+    }
+    const margin = issuedAt !== undefined ? Math.min(this.gracePeriod, (expiresAt - issuedAt) / 2) : this.gracePeriod;
+    return expiresAt - this.now() <= margin;
+  }
+
+  /** True when the access token has expired. */
+  isExpired(): boolean {
+    const expiresAt = this.current?.expiresAt;
+    return expiresAt !== undefined && expiresAt <= this.now();
+  }
+
+  /** True while a renewal is in flight. */
+  get isRenewing(): boolean {
+    return this.renewing !== undefined;
+  }
+
+  /**
+   * Renews the session with `renew`, unless a renewal is already in flight, in which case the
+   * caller waits for that one. The new state is stored; a failed renewal leaves the old state for
+   * the caller to decide about.
+   */
+  renew(renew: () => Promise<LoginState>): Promise<void> {
+    if (!this.renewing) {
+      // Started on a microtask, so that `renewing` is set before the renewal can settle.
+      this.renewing = Promise.resolve()
+        .then(renew)
+        .then((state) => this.set(state))
+        .finally(() => {
+          this.renewing = undefined;
+        });
+    }
+    return this.renewing;
+  }
+}
