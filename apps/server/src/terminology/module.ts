@@ -6,6 +6,10 @@ import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { withTerminologyIndexing } from './indexer.js';
 import { loadR4Terminology, type LoadResult } from './loader.js';
 import { expandOperation } from './operations/expand.js';
+import { lookupOperation } from './operations/lookup.js';
+import { subsumesOperation } from './operations/subsumes.js';
+import { translateOperation } from './operations/translate.js';
+import { codeSystemValidateCodeOperation, valueSetValidateCodeOperation } from './operations/validate-code.js';
 
 /** Terminology's faces towards the rest of the server, built once in services.ts. */
 export interface TerminologyModule {
@@ -28,6 +32,11 @@ export function createTerminologyModule(pool: Pool, logger: Logger): Terminology
     registerOperations(registry) {
       const deps = { pool, logger };
       registry.register(expandOperation(deps));
+      registry.register(lookupOperation(deps));
+      registry.register(valueSetValidateCodeOperation(deps));
+      registry.register(codeSystemValidateCodeOperation(deps));
+      registry.register(subsumesOperation(deps));
+      registry.register(translateOperation(deps));
     },
   };
 }
