@@ -9,6 +9,7 @@ import type { FhirContextFactory } from './fhir/context-factory.js';
 import type { SearchModule } from './search/service.js';
 import { createSearchModule } from './search/module.js';
 import { createValidator, createShaper } from './fhir/definitions.js';
+import { shapeResource } from './fhir/elements.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
 import { BinaryStore } from './storage/binary-store.js';
 import { join } from 'node:path';
@@ -33,7 +34,12 @@ export interface Services {
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
   const validator = createValidator();
-  const search = createSearchModule();
+  const shaper = createShaper();
+  const search = createSearchModule({
+    pool,
+    fhirBase: `${config.baseUrl}fhir/R4/`,
+    shape: (resource, summary, elements) => shapeResource(resource, { pretty: false, summary, elements }, shaper),
+  });
   const listeners: WriteListener[] = [];
   const terminology = createTerminologyModule(pool, logger);
   const repositoryDeps: RepositoryDeps = {
@@ -63,7 +69,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     systemRepo,
     search,
     operations,
-    shaper: createShaper(),
+    shaper,
     validator,
     contextFor,
     superAdminProjectId,

@@ -1,6 +1,7 @@
 import type { Bundle } from '@hearth/core';
 import type { Repository } from '../storage/repository.js';
 import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
+import type { SearchParamRegistry } from './registry/project-params.js';
 
 export interface SearchInput {
   /** Undefined for a system-level search (then _type may narrow it). */
@@ -20,11 +21,13 @@ export interface SearchService {
   search(repo: Repository, input: SearchInput): Promise<string>;
 }
 
-/** The search module's three faces: write-time indexing, conditional matching, and search itself. */
+/** The search module's faces: write-time indexing, conditional matching, search itself, and its parameters. */
 export interface SearchModule {
   indexer: SearchIndexer;
   matcher: ConditionalMatcher;
   service: SearchService;
+  /** The search parameters in force per project (base R4 + platform + the project's own). */
+  registry: SearchParamRegistry;
 }
 
 export type { Bundle };

@@ -1,0 +1,51 @@
+import type { TypedValue } from '../extract/evaluate.js';
+import type { RowSet } from '../index/rows.js';
+import { MAX_INDEXED_STRING, normalizeString } from '../values/strings.js';
+
+const NAME_PARTS = ['family', 'given', 'prefix', 'suffix', 'text'];
+const ADDRESS_PARTS = ['line', 'city', 'district', 'state', 'postalCode', 'country', 'text'];
+
+function add(rows: RowSet, code: string, grp: number, text: unknown): void {
+  if (typeof text !== 'string' || text.trim() === '') return;
+  const value = normalizeString(text);
+  rows.string.push({
+    code,
+    grp,
+    values: [value, text.slice(0, MAX_INDEXED_STRING * 2)],
+    sortLow: value,
+    sortHigh: value,
+  });
+}
+
+function addParts(rows: RowSet, code: string, grp: number, v: Record<string, unknown>, parts: string[]): void {
+  for (const p of parts) {
+    const x = v[p];
+    if (Array.isArray(x)) x.forEach((s) => add(rows, code, grp, s));
+    else add(rows, code, grp, x);
+  }
+}
+
+/**
+ * String values (hl7.org/fhir/R4/search.html#string): each string of a HumanName or Address
+ * is its own row, so `name=jo` matches a given name as well as a family name.
+ */
+export function indexString(values: TypedValue[], code: string, grp: number, rows: RowSet): void {
+  for (const { value, type } of values) {
+    if (typeof value === 'string') {
+      add(rows, code, grp, value);
+      continue;
+    }
+    if (!value || typeof value !== 'object') continue;
+    const v = value as Record<string, unknown>;
+    if (type === 'HumanName' || (type === undefined && ('family' in v || 'given' in v))) {
+      addParts(rows, code, grp, v, NAME_PARTS);
+    } else if (type === 'Address' || (type === undefined && ('line' in v || 'city' in v || 'postalCode' in v))) {
+      addParts(rows, code, grp, v, ADDRESS_PARTS);
+    } else {
+      // Other data types: their own strings (CodeableConcept.text, Coding.display, Annotation.text...).
+      for (const [k, x] of Object.entries(v)) {
+        if (typeof x === 'string' && k !== 'system' && k !== 'url' && k !== 'id') add(rows, code, grp, x);
+      }
+    }
+  }
+}

@@ -1,0 +1,223 @@
+import { badRequest, fail, Operator, type Filter, type SearchParamType } from '@hearth/core';
+import { getAllResourceTypes } from '@hearth/definitions';
+import { TABLES, type Kind } from '../index/rows.js';
+import type { ParamDef } from '../registry/params.js';
+import { dateQuery } from '../params/date-query.js';
+import type { KindQuery, RowMatch } from '../params/match.js';
+import { numberQuery, quantityQuery } from '../params/number-query.js';
+import { referenceQuery } from '../params/reference-query.js';
+import { stringQuery } from '../params/string-query.js';
+import { tokenQuery } from '../params/token-query.js';
+import { uriQuery } from '../params/uri-query.js';
+import { resourceTable } from '../../storage/tables.js';
+import { columnCondition } from './columns.js';
+import { compositeCondition, nearCondition } from './composite.js';
+import { valueItems, type QueryContext } from './context.js';
+
+export const KIND_OF: Partial<Record<SearchParamType, Kind>> = {
+  token: 'token',
+  string: 'string',
+  date: 'date',
+  number: 'number',
+  quantity: 'quantity',
+  reference: 'reference',
+  uri: 'uri',
+};
+
+const QUERIES: Partial<Record<SearchParamType, KindQuery>> = {
+  token: tokenQuery,
+  string: stringQuery,
+  date: dateQuery,
+  number: numberQuery,
+  quantity: quantityQuery,
+  uri: uriQuery,
+};
+
+/** A resource row in SQL: its alias, and its type when fixed (else the row's own resource_type). */
+export interface RowRef {
+  alias: string;
+  resourceType?: string;
+}
+
+function typeExpr(ctx: QueryContext, row: RowRef, x: string): string {
+  return row.resourceType
+    ? `${x}.resource_type = ${ctx.bind(row.resourceType)}`
+    : `${x}.resource_type = ${row.alias}.resource_type`;
+}
+
+/** `EXISTS` (or `NOT EXISTS`) some index row of the resource meeting `match`. */
+export function existsRow(
+  ctx: QueryContext,
+  row: RowRef,
+  match: RowMatch | { kind: Kind; code: string; predicate?: string; negate?: boolean },
+): string {
+  const x = ctx.alias('x');
+  const pred = match.predicate ? ` AND (${match.predicate.replaceAll('\u0000', x)})` : '';
+  const sql = `EXISTS (SELECT 1 FROM ${TABLES[match.kind].table} ${x} WHERE ${x}.resource_id = ${row.alias}.id AND ${x}.project_id = ${row.alias}.project_id AND ${typeExpr(ctx, row, x)} AND ${x}.code = ${ctx.bind(match.code)}${pred})`;
+  return match.negate ? `NOT ${sql}` : sql;
+}
+
+/** Finds a parameter; for a system search, one that every searched type shares. */
+function findParam(ctx: QueryContext, row: RowRef, code: string, types?: string[]): ParamDef | undefined {
+  if (row.resourceType) return ctx.param(row.resourceType, code);
+  const candidates = (types && types.length > 0 ? types : ['Patient']).map((t) => ctx.param(t, code));
+  const first = candidates[0];
+  if (!first || candidates.some((c) => !c || c.type !== first.type || c.expression !== first.expression)) {
+    // Without _type, only the parameters of every resource (_id, _lastUpdated, _tag...) apply.
+    return types && types.length > 0 ? undefined : first && /^_/.test(code) ? first : undefined;
+  }
+  return first;
+}
+
+/**
+ * Compiles one filter into a condition on the resource row `row`. Returns undefined when the
+ * filter was ignored (an unknown parameter under lenient handling).
+ */
+export function compileFilter(ctx: QueryContext, row: RowRef, filter: Filter, types?: string[]): string | undefined {
+  if (filter.code.startsWith('_has:')) {
+    return compileHas(ctx, row, filter);
+  }
+  const dot = filter.code.indexOf('.');
+  if (dot > 0) {
+    return compileChain(ctx, row, filter, filter.code.slice(0, dot), filter.code.slice(dot + 1));
+  }
+  const [code, typeModifier] = filter.code.split(':');
+  const param = findParam(ctx, row, code, types);
+  if (!param) {
+    ctx.unsupported(
+      `Unknown search parameter "${code}"${row.resourceType ? ` for ${row.resourceType}` : ''}`,
+      filter.code,
+    );
+    return undefined;
+  }
+  if (typeModifier && param.type !== 'reference') {
+    fail(badRequest(`Modifier :${typeModifier} is not supported on ${param.type} parameter ${code}`, filter.code));
+  }
+  if (param.column) {
+    return columnCondition(ctx, row.alias, param, filter);
+  }
+  if (filter.operator === Operator.MISSING) {
+    if (filter.value !== 'true' && filter.value !== 'false') {
+      fail(badRequest(`${filter.code}:missing must be true or false`, filter.code));
+    }
+    const kind =
+      param.type === 'composite'
+        ? KIND_OF[param.components?.[0]?.type ?? 'token']
+        : param.type === 'special'
+          ? 'number'
+          : KIND_OF[param.type];
+    const c = param.type === 'composite' || param.type === 'special' ? `${param.code}#0` : param.code;
+    return existsRow(ctx, row, { kind: kind ?? 'token', code: c, negate: filter.value === 'true' });
+  }
+  if (param.type === 'composite') {
+    return compositeCondition(ctx, row, param, filter);
+  }
+  if (param.type === 'special') {
+    if (param.code === 'near') return nearCondition(ctx, row, param, filter);
+    ctx.unsupported(`Search parameter "${code}" is not supported`, filter.code);
+    return undefined;
+  }
+  const items = valueItems(filter, param.type);
+  const modifier = filter.operator !== Operator.EQUALS && !isPrefix(filter.operator) ? filter.operator : undefined;
+  const query = param.type === 'reference' ? referenceQuery(typeModifier) : QUERIES[param.type];
+  if (!query) {
+    ctx.unsupported(`Search parameter "${code}" of type ${param.type} is not supported`, filter.code);
+    return undefined;
+  }
+  const match = query(ctx, '\u0000', items, filter, param, modifier);
+  return existsRow(ctx, row, match);
+}
+
+function isPrefix(op: Operator): boolean {
+  return ['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb', 'ap'].includes(op);
+}
+
+/** Condition on a row `alias` of `type`: readable project, not deleted, access rules. */
+export function visibleRow(ctx: QueryContext, alias: string, type: string | undefined): string[] {
+  const conds = [`${alias}.deleted = false`];
+  const project = ctx.projectCondition(alias);
+  if (project) conds.push(project);
+  const access = ctx.accessCondition(type, alias);
+  if (access) conds.push(`(${access})`);
+  return conds;
+}
+
+/** `type` resources matching `filter`, as a subquery of ids. */
+function matchingIds(ctx: QueryContext, type: string, filter: Filter): string | undefined {
+  const r2 = ctx.alias('r');
+  const cond = compileFilter(ctx, { alias: r2, resourceType: type }, filter);
+  if (cond === undefined) return undefined;
+  return `SELECT ${r2}.id FROM ${resourceTable(type)} ${r2} WHERE ${[...visibleRow(ctx, r2, type), cond].join(' AND ')}`;
+}
+
+/**
+ * Chained parameters (hl7.org/fhir/R4/search.html#chaining): `subject:Patient.name=x`,
+ * `subject.organization.name=x`. Without a type modifier, every allowed target type that has
+ * the next parameter is searched.
+ */
+function compileChain(ctx: QueryContext, row: RowRef, filter: Filter, head: string, rest: string): string | undefined {
+  const [code, typeModifier] = head.split(':');
+  const param = findParam(ctx, row, code);
+  if (!param || param.type !== 'reference') {
+    ctx.unsupported(
+      `"${code}" is not a reference parameter${row.resourceType ? ` of ${row.resourceType}` : ''}; it cannot be chained`,
+      filter.code,
+    );
+    return undefined;
+  }
+  const nextCode = rest.split(/[.:]/)[0];
+  const candidates = typeModifier ? [typeModifier] : (param.target ?? getAllResourceTypes());
+  const targets = candidates.filter((t) => nextCode.startsWith('_has') || ctx.param(t, nextCode) !== undefined);
+  if (targets.length === 0) {
+    ctx.unsupported(`No target type of ${code} has a search parameter "${nextCode}"`, filter.code);
+    return undefined;
+  }
+  const sub: Filter = { code: rest, operator: filter.operator, value: filter.value };
+  const branches: string[] = [];
+  const c = '\u0000';
+  for (const t of targets) {
+    const ids = matchingIds(ctx, t, sub);
+    if (ids === undefined) return undefined;
+    branches.push(`${c}.target_type = ${ctx.bind(t)} AND ${c}.target_id IN (${ids})`);
+  }
+  const predicate = branches.length === 1 ? branches[0] : branches.map((b) => `(${b})`).join(' OR ');
+  return existsRow(ctx, row, { kind: 'reference', code, predicate });
+}
+
+/**
+ * Reverse chaining (hl7.org/fhir/R4/search.html#has): `_has:Observation:subject:code=x`
+ * matches resources that some Observation with code x references through `subject`; nests.
+ */
+function compileHas(ctx: QueryContext, row: RowRef, filter: Filter): string | undefined {
+  const parts = filter.code.split(':');
+  if (parts.length < 4 || !parts[1] || !parts[2] || !parts[3]) {
+    fail(badRequest(`_has must be _has:Type:reference:parameter, not "${filter.code}"`, filter.code));
+  }
+  const [, sourceType, refCode] = parts;
+  const inner = parts.slice(3).join(':');
+  if (!getAllResourceTypes().includes(sourceType)) {
+    fail(badRequest(`Unknown resource type "${sourceType}" in ${filter.code}`, filter.code));
+  }
+  const refParam = ctx.param(sourceType, refCode);
+  if (!refParam || refParam.type !== 'reference') {
+    fail(badRequest(`"${refCode}" is not a reference parameter of ${sourceType}`, filter.code));
+  }
+  const h = ctx.alias('h');
+  const r2 = ctx.alias('r');
+  const cond = compileFilter(
+    ctx,
+    { alias: r2, resourceType: sourceType },
+    { code: inner, operator: filter.operator, value: filter.value },
+  );
+  if (cond === undefined) return undefined;
+  const targetType = row.resourceType ? ctx.bind(row.resourceType) : `${row.alias}.resource_type`;
+  const where = [
+    `${h}.target_id = ${row.alias}.id`,
+    `${h}.target_type = ${targetType}`,
+    `${h}.resource_type = ${ctx.bind(sourceType)}`,
+    `${h}.code = ${ctx.bind(refCode)}`,
+    ...visibleRow(ctx, r2, sourceType),
+    cond,
+  ];
+  return `EXISTS (SELECT 1 FROM search_reference ${h} JOIN ${resourceTable(sourceType)} ${r2} ON ${r2}.id = ${h}.resource_id AND ${r2}.project_id = ${h}.project_id WHERE ${where.join(' AND ')})`;
+}

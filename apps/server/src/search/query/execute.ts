@@ -1,0 +1,121 @@
+import { badRequest, fail } from '@hearth/core';
+import type { Queryable } from '../../platform/postgres.js';
+import type { QueryContext } from './context.js';
+import { afterCondition, orderBy, type SortKey } from './sort.js';
+import type { Cursor } from './cursor.js';
+import type { CompiledSearch } from './plan.js';
+import { finalize } from './statement.js';
+
+export interface MatchRow {
+  resource_type: string;
+  id: string;
+  content: string;
+  phase: 0 | 1;
+  keys: (string | null)[];
+}
+
+interface DbRow {
+  resource_type: string;
+  id: string;
+  content: string;
+  [key: string]: string | null;
+}
+
+/** Deepest page reachable by _offset; beyond it, follow the `next` links (keyset, constant cost). */
+export const MAX_OFFSET = 10_000;
+
+async function select(
+  db: Queryable,
+  ctx: QueryContext,
+  search: CompiledSearch,
+  phase: 0 | 1,
+  cursor: Cursor | undefined,
+  limit: number,
+  offset: number,
+): Promise<MatchRow[]> {
+  const { sort } = search;
+  const keys: SortKey[] = phase === 0 && sort.join ? [sort.join.key, ...sort.keys] : sort.keys;
+  const where = [...search.where];
+  let join = '';
+  if (sort.join) {
+    if (phase === 0) join = sort.join.clause;
+    else where.push(sort.join.missing);
+  }
+  if (cursor && cursor.phase === phase) {
+    where.push(afterCondition(ctx, keys, cursor.keys));
+  }
+  const keyColumns = keys.map((k, i) => `(${k.expr})::text AS k${i}`).join(', ');
+  const sql = `SELECT r.resource_type, r.id, r.content, ${keyColumns}
+    FROM ${search.from} r ${join}
+    WHERE ${where.join(' AND ')}
+    ORDER BY ${orderBy(keys)}
+    LIMIT ${limit}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
+  const q = finalize(sql, ctx.params);
+  const result = await db.query<DbRow>(q.text, q.values);
+  return result.rows.map((r) => ({
+    resource_type: r.resource_type,
+    id: r.id,
+    content: r.content,
+    phase,
+    keys: keys.map((_k, i) => r[`k${i}`] ?? null),
+  }));
+}
+
+/** Counts the rows of phase 0 (those with a value for the first sort key). */
+async function countPhase0(db: Queryable, ctx: QueryContext, search: CompiledSearch): Promise<number> {
+  const sql = `SELECT count(*)::int AS n FROM ${search.from} r ${search.sort.join?.clause ?? ''} WHERE ${search.where.join(' AND ')}`;
+  const q = finalize(sql, ctx.params);
+  return (await db.query<{ n: number }>(q.text, q.values)).rows[0].n;
+}
+
+/**
+ * One page of matches: `count + 1` rows are read so that the presence of a next page is known
+ * without counting. With a parameter as the first sort key, the resources that have a value
+ * come first (phase 0) and those without follow (phase 1), each read in index order.
+ */
+export async function selectPage(
+  db: Queryable,
+  ctx: QueryContext,
+  search: CompiledSearch,
+  count: number,
+  offset: number,
+  cursor: Cursor | undefined,
+): Promise<{ rows: MatchRow[]; hasMore: boolean }> {
+  if (offset > MAX_OFFSET) {
+    fail(badRequest(`_offset may be at most ${MAX_OFFSET}; follow the next links for deeper pages`, '_offset'));
+  }
+  const limit = count + 1;
+  let rows: MatchRow[] = [];
+  if (!search.sort.join) {
+    rows = await select(db, ctx, search, 0, cursor, limit, cursor ? 0 : offset);
+  } else {
+    if (!cursor || cursor.phase === 0) {
+      rows = await select(db, ctx, search, 0, cursor, limit, cursor ? 0 : offset);
+    }
+    if (rows.length < limit) {
+      let phase1Offset = 0;
+      if (!cursor && offset > 0) {
+        phase1Offset = rows.length > 0 ? 0 : Math.max(0, offset - (await countPhase0(db, ctx, search)));
+      }
+      rows.push(...(await select(db, ctx, search, 1, cursor, limit - rows.length, phase1Offset)));
+    }
+  }
+  const hasMore = rows.length > count;
+  return { rows: hasMore ? rows.slice(0, count) : rows, hasMore };
+}
+
+/** _total=accurate: a COUNT of every match. */
+export async function countMatches(db: Queryable, ctx: QueryContext, search: CompiledSearch): Promise<number> {
+  const sql = `SELECT count(*)::int AS n FROM ${search.from} r WHERE ${search.where.join(' AND ')}`;
+  const q = finalize(sql, ctx.params);
+  return (await db.query<{ n: number }>(q.text, q.values)).rows[0].n;
+}
+
+/** _total=estimate: the planner's estimate, or the exact count when it is small (under 1,000). */
+export async function estimateMatches(db: Queryable, ctx: QueryContext, search: CompiledSearch): Promise<number> {
+  const sql = `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${search.from} r WHERE ${search.where.join(' AND ')}`;
+  const q = finalize(sql, ctx.params);
+  const result = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(q.text, q.values);
+  const estimate = Math.round(result.rows[0]['QUERY PLAN'][0].Plan['Plan Rows']);
+  return estimate < 1000 ? countMatches(db, ctx, search) : estimate;
+}

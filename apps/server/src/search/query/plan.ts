@@ -1,0 +1,98 @@
+import { badRequest, fail, type Filter, type SearchRequest } from '@hearth/core';
+import { getAllResourceTypes } from '@hearth/definitions';
+import { resourceTable } from '../../storage/tables.js';
+import { compartmentMemberTypes, compartmentParams } from '../compartments.js';
+import { compileFilter, existsRow, visibleRow, type RowRef } from './conditions.js';
+import type { QueryContext } from './context.js';
+import { compileFhirFilter } from './filter-expression.js';
+import { planSort, type SortPlan } from './sort.js';
+
+/** A search compiled to SQL pieces over the resource rows aliased `r`. */
+export interface CompiledSearch {
+  /** The FROM item: one type's partition, or the parent table for several types. */
+  from: string;
+  /** Conditions ANDed in every statement of the search (scope, filters). */
+  where: string[];
+  sort: SortPlan;
+  row: RowRef;
+  types: string[];
+}
+
+export interface CompartmentRef {
+  resourceType: string;
+  id: string;
+}
+
+/** The resource types searched: the one named, or _type's, or a compartment's members, or all. */
+export function searchTypes(request: SearchRequest, compartment?: CompartmentRef): string[] {
+  const all = getAllResourceTypes();
+  if (request.resourceType) {
+    return [request.resourceType];
+  }
+  const members = compartment ? compartmentMemberTypes(compartment.resourceType) : undefined;
+  if (request.types && request.types.length > 0) {
+    for (const t of request.types) {
+      if (!all.includes(t)) fail(badRequest(`_type: unknown resource type "${t}"`, '_type'));
+    }
+    return members ? request.types.filter((t) => members.includes(t)) : request.types;
+  }
+  return members ?? all;
+}
+
+/** The compartment condition (hl7.org/fhir/R4/compartmentdefinition.html#search). */
+function compartmentCondition(ctx: QueryContext, row: RowRef, types: string[], compartment: CompartmentRef): string {
+  if (compartment.resourceType === 'Patient') {
+    // Stored with every resource and GIN-indexed.
+    return `${row.alias}.compartments @> ${ctx.bind([`Patient/${compartment.id}`], 'text[]')}`;
+  }
+  const branches: string[] = [];
+  for (const type of types) {
+    const params = compartmentParams(compartment.resourceType, type) ?? [];
+    const typeCond = row.resourceType ? 'true' : `${row.alias}.resource_type = ${ctx.bind(type)}`;
+    if (type === compartment.resourceType) {
+      branches.push(`${typeCond} AND ${row.alias}.id = ${ctx.bind(compartment.id)}`);
+    }
+    const codes = params.filter((p) => p !== '{def}');
+    if (codes.length === 0) continue;
+    const sub: RowRef = { alias: row.alias, resourceType: type };
+    const refs = codes.map((code) =>
+      existsRow(ctx, sub, {
+        kind: 'reference',
+        code,
+        predicate: `\u0000.target_type = ${ctx.bind(compartment.resourceType)} AND \u0000.target_id = ${ctx.bind(compartment.id)}`,
+      }),
+    );
+    branches.push(`${typeCond} AND (${refs.join(' OR ')})`);
+  }
+  return branches.length > 0 ? `(${branches.map((b) => `(${b})`).join(' OR ')})` : 'false';
+}
+
+/** Compiles the filters, _filter, compartment and sort of a search. */
+export function compileSearch(ctx: QueryContext, request: SearchRequest, compartment?: CompartmentRef): CompiledSearch {
+  const types = searchTypes(request, compartment);
+  const single = types.length === 1 ? types[0] : undefined;
+  const row: RowRef = { alias: 'r', resourceType: single };
+  for (const t of types) {
+    ctx.access?.assertInteraction?.(t, 'search');
+  }
+  const where = visibleRow(ctx, 'r', single);
+  let from: string;
+  if (single) {
+    from = resourceTable(single);
+  } else {
+    from = 'resource';
+    where.push(`r.resource_type = ANY(${ctx.bind(types, 'text[]')})`);
+  }
+  if (compartment) {
+    where.push(compartmentCondition(ctx, row, types, compartment));
+  }
+  for (const filter of request.filters ?? []) {
+    const cond = compileFilter(ctx, row, filter as Filter, single ? undefined : types);
+    if (cond !== undefined) where.push(cond);
+  }
+  if (request.filter) {
+    where.push(compileFhirFilter(ctx, row, request.filter));
+  }
+  const sort = planSort(ctx, row, request.sortRules ?? [], !single);
+  return { from, where, sort, row, types };
+}

@@ -1,0 +1,128 @@
+import type { SearchParamType } from '@hearth/core';
+import { compileExpression, type Evaluator } from '../extract/evaluate.js';
+
+/** The fields of a SearchParameter resource that search uses (hl7.org/fhir/R4/searchparameter.html). */
+export interface SearchParameterResource {
+  resourceType: 'SearchParameter';
+  id?: string;
+  url?: string;
+  name?: string;
+  status?: string;
+  description?: string;
+  code: string;
+  base: string[];
+  type: SearchParamType;
+  expression?: string;
+  target?: string[];
+  component?: { definition: string; expression: string }[];
+}
+
+/** A composite parameter's part: its own type and an expression relative to the composite's element. */
+export interface ComponentDef {
+  type: SearchParamType;
+  expression: string;
+  evaluate?: Evaluator;
+}
+
+/** A search parameter as it applies to one resource type. */
+export interface ParamDef {
+  code: string;
+  type: SearchParamType;
+  url: string;
+  resourceType: string;
+  description?: string;
+  /** The part of the expression that applies to this resource type. */
+  expression?: string;
+  evaluate?: Evaluator;
+  /** Allowed target types of a reference parameter (undefined: any). */
+  target?: string[];
+  components?: ComponentDef[];
+  /** Read from a resource column instead of index rows. */
+  column?: 'id' | 'last_updated' | 'compartments';
+  /** Defined by a SearchParameter resource in a project. */
+  custom?: boolean;
+}
+
+/**
+ * Splits an expression on top-level '|' and keeps the parts that apply to `resourceType`
+ * (those starting with it, with Resource or DomainResource, or with no type at all).
+ */
+export function expressionFor(expression: string, resourceType: string): string | undefined {
+  const parts: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < expression.length; i++) {
+    const c = expression[i];
+    if (c === "'" && expression[i - 1] !== '\\') quoted = !quoted;
+    if (quoted) continue;
+    if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) {
+      parts.push(expression.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  parts.push(expression.slice(start).trim());
+  const kept = parts.filter((p) => {
+    const m = /^\(*\s*([A-Za-z]+)/.exec(p);
+    const head = m?.[1] ?? '';
+    if (!/^[A-Z]/.test(head)) return true;
+    return head === resourceType || head === 'Resource' || head === 'DomainResource';
+  });
+  return kept.length > 0 ? kept.join(' | ') : undefined;
+}
+
+const compiled = new Map<string, Evaluator | null>();
+
+/** Compiles an expression once per process. */
+export function compileOnce(expression: string): Evaluator | undefined {
+  let fn = compiled.get(expression);
+  if (fn === undefined) {
+    fn = compileExpression(expression) ?? null;
+    compiled.set(expression, fn);
+  }
+  return fn ?? undefined;
+}
+
+/** Builds the definition of one SearchParameter for one of its base types. */
+export function toParamDef(
+  sp: SearchParameterResource,
+  resourceType: string,
+  lookupComponentType: (definitionUrl: string) => SearchParamType | undefined,
+  custom = false,
+): ParamDef | undefined {
+  const def: ParamDef = {
+    code: sp.code,
+    type: sp.type,
+    url: sp.url ?? '',
+    resourceType,
+    description: sp.description,
+    target: sp.target,
+    custom: custom || undefined,
+  };
+  if (sp.code === '_id') {
+    def.column = 'id';
+    return def;
+  }
+  if (sp.code === '_lastUpdated') {
+    def.column = 'last_updated';
+    return def;
+  }
+  if (!sp.expression) {
+    return def;
+  }
+  const expression = expressionFor(sp.expression, resourceType);
+  if (!expression) {
+    return undefined;
+  }
+  def.expression = expression;
+  def.evaluate = compileOnce(expression);
+  if (sp.type === 'composite') {
+    def.components = (sp.component ?? []).map((c) => {
+      const type = lookupComponentType(c.definition) ?? 'token';
+      return { type, expression: c.expression, evaluate: compileOnce(c.expression) };
+    });
+  }
+  return def;
+}

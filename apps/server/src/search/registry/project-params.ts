@@ -1,0 +1,79 @@
+import type { Queryable } from '../../platform/postgres.js';
+import type { ParamDef, SearchParameterResource } from './params.js';
+import { addParams, baseParams, baseSearchParameters, type ParamsByType } from './registry.js';
+
+const EMPTY = new Map<string, ParamDef>();
+
+/**
+ * The search parameters in force for each project: the base ones (R4 and platform) plus the
+ * SearchParameter resources a project created (hl7.org/fhir/R4/searchparameter.html), which
+ * override a base parameter of the same code for that project only.
+ * Projects' own definitions are cached in memory; this process reloads a project's after a
+ * SearchParameter write (other processes pick it up on restart or on `reload`).
+ */
+export class SearchParamRegistry {
+  private readonly overlays = new Map<string, ParamsByType>();
+  private readonly merged = new Map<string, Map<string, ParamDef>>();
+  private readonly loaded = new Set<string>();
+  private baseUrls?: Set<string>;
+
+  /** Loads a project's own parameters the first time the project is seen by this process. */
+  async ensure(db: Queryable, projectId: string): Promise<void> {
+    if (!this.loaded.has(projectId)) {
+      await this.reload(db, projectId);
+    }
+  }
+
+  /** Re-reads one project's SearchParameter resources. Returns the resource types they apply to. */
+  async reload(db: Queryable, projectId: string): Promise<Set<string>> {
+    const before = this.overlays.get(projectId);
+    this.loaded.add(projectId);
+    const result = await db.query<{ content: string }>(
+      `SELECT content FROM "SearchParameter" WHERE project_id = $1 AND deleted = false`,
+      [projectId],
+    );
+    this.baseUrls ??= new Set(baseSearchParameters().map((p) => p.url ?? ''));
+    const own = result.rows
+      .map((r) => JSON.parse(r.content) as SearchParameterResource)
+      .filter((sp) => sp.status !== 'retired' && sp.code && !(sp.url && this.baseUrls!.has(sp.url)));
+    const affected = new Set<string>([...(before?.keys() ?? [])]);
+    if (own.length === 0) {
+      this.overlays.delete(projectId);
+    } else {
+      const overlay: ParamsByType = new Map();
+      const defs = new Map(own.filter((sp) => sp.url).map((sp) => [sp.url!, sp]));
+      addParams(overlay, own, true, defs);
+      this.overlays.set(projectId, overlay);
+      overlay.forEach((_v, type) => affected.add(type));
+    }
+    for (const key of [...this.merged.keys()]) {
+      if (key.startsWith(`${projectId}|`)) this.merged.delete(key);
+    }
+    return affected;
+  }
+
+  /** True when the project defines parameters of its own. */
+  hasOwn(projectId: string | undefined): boolean {
+    return projectId !== undefined && this.overlays.has(projectId);
+  }
+
+  /** The parameters of a type in a project, keyed by code. */
+  paramsFor(resourceType: string, projectId?: string): Map<string, ParamDef> {
+    const base = baseParams().get(resourceType) ?? EMPTY;
+    const overlay = projectId ? this.overlays.get(projectId)?.get(resourceType) : undefined;
+    if (!overlay) {
+      return base;
+    }
+    const key = `${projectId}|${resourceType}`;
+    let m = this.merged.get(key);
+    if (!m) {
+      m = new Map([...base, ...overlay]);
+      this.merged.set(key, m);
+    }
+    return m;
+  }
+
+  get(resourceType: string, code: string, projectId?: string): ParamDef | undefined {
+    return this.paramsFor(resourceType, projectId).get(code);
+  }
+}
