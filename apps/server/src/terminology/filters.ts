@@ -20,18 +20,20 @@ export function filterSql(cs: CodeSystemRow, filter: ValueSetComposeIncludeFilte
   if (typeof property !== 'string' || typeof op !== 'string' || typeof value !== 'string') {
     fail(badRequest('A compose filter needs property, op and value', 'ValueSet.compose.include.filter'));
   }
-  const csId = p(cs.id);
+  // Allocated on first use: an unused parameter has no type and PostgreSQL rejects the statement.
+  let csParam: string | undefined;
+  const csId = (): string => (csParam ??= p(cs.id));
   const isA = (v: string): string =>
-    `(c.code = ${p(v)} OR c.code IN (SELECT descendant FROM ${CLOSURE} WHERE code_system_id = ${csId} AND ancestor = ${p(v)}))`;
+    `(c.code = ${p(v)} OR c.code IN (SELECT descendant FROM ${CLOSURE} WHERE code_system_id = ${csId()} AND ancestor = ${p(v)}))`;
   switch (op) {
     case 'is-a':
       return isA(value);
     case 'descendent-of':
-      return `c.code IN (SELECT descendant FROM ${CLOSURE} WHERE code_system_id = ${csId} AND ancestor = ${p(value)})`;
+      return `c.code IN (SELECT descendant FROM ${CLOSURE} WHERE code_system_id = ${csId()} AND ancestor = ${p(value)})`;
     case 'is-not-a':
       return `NOT ${isA(value)}`;
     case 'generalizes':
-      return `(c.code = ${p(value)} OR c.code IN (SELECT ancestor FROM ${CLOSURE} WHERE code_system_id = ${csId} AND descendant = ${p(value)}))`;
+      return `(c.code = ${p(value)} OR c.code IN (SELECT ancestor FROM ${CLOSURE} WHERE code_system_id = ${csId()} AND descendant = ${p(value)}))`;
     case '=':
       return valueMatch(cs, property, [value], p, csId);
     case 'in':
@@ -54,7 +56,13 @@ function splitList(value: string): string[] {
     .filter(Boolean);
 }
 
-function valueMatch(cs: CodeSystemRow, property: string, values: string[], p: Param, csId: string): string {
+function valueMatch(cs: CodeSystemRow, property: string, values: string[], p: Param, csId: () => string): string {
+  if (!CODE_PROPERTIES.has(property) && property !== 'display' && property !== 'parent' && property !== 'child') {
+    if (values.length === 1) {
+      // Uses the jsonb_path_ops index on property_values.
+      return `c.property_values @> jsonb_build_object(${p(property)}::text, jsonb_build_array(${p(values[0])}::text))`;
+    }
+  }
   const list = `${p(values)}::text[]`;
   if (CODE_PROPERTIES.has(property)) {
     return cs.caseSensitive ? `c.code = ANY(${list})` : `lower(c.code) = ANY(SELECT lower(x) FROM unnest(${list}) x)`;
@@ -62,16 +70,12 @@ function valueMatch(cs: CodeSystemRow, property: string, values: string[], p: Pa
   if (property === 'display') {
     return `c.display = ANY(${list})`;
   }
-  const propertyMatch = `EXISTS (SELECT 1 FROM jsonb_array_elements_text(c.property_values -> ${p(property)}) v WHERE v = ANY(${list}))`;
+  const propertyMatch = `EXISTS (SELECT 1 FROM jsonb_array_elements_text(c.property_values -> ${p(property)}::text) v WHERE v = ANY(${list}))`;
   if (property === 'parent') {
-    return `(${propertyMatch} OR EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId} AND l.child = c.code AND l.parent = ANY(${list})))`;
+    return `(${propertyMatch} OR EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId()} AND l.child = c.code AND l.parent = ANY(${list})))`;
   }
   if (property === 'child') {
-    return `(${propertyMatch} OR EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId} AND l.parent = c.code AND l.child = ANY(${list})))`;
-  }
-  if (values.length === 1) {
-    // Uses the jsonb_path_ops index on property_values.
-    return `c.property_values @> jsonb_build_object(${p(property)}::text, jsonb_build_array(${p(values[0])}::text))`;
+    return `(${propertyMatch} OR EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId()} AND l.parent = c.code AND l.child = ANY(${list})))`;
   }
   return propertyMatch;
 }
@@ -86,24 +90,24 @@ function regexMatch(property: string, value: string, p: Param): string {
   if (property === 'display') {
     return `c.display ~ ${pattern}`;
   }
-  return `EXISTS (SELECT 1 FROM jsonb_array_elements_text(c.property_values -> ${p(property)}) v WHERE v ~ ${pattern})`;
+  return `EXISTS (SELECT 1 FROM jsonb_array_elements_text(c.property_values -> ${p(property)}::text) v WHERE v ~ ${pattern})`;
 }
 
-function exists(property: string, value: string, p: Param, csId: string): string {
+function exists(property: string, value: string, p: Param, csId: () => string): string {
   if (value !== 'true' && value !== 'false') {
     fail(badRequest(`The exists filter takes true or false, not "${value}"`, 'ValueSet.compose.include.filter.value'));
   }
   let sql: string;
   if (property === 'parent') {
-    sql = `EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId} AND l.child = c.code)`;
+    sql = `EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId()} AND l.child = c.code)`;
   } else if (property === 'child') {
-    sql = `EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId} AND l.parent = c.code)`;
+    sql = `EXISTS (SELECT 1 FROM ${PARENT} l WHERE l.code_system_id = ${csId()} AND l.parent = c.code)`;
   } else if (property === 'display') {
     sql = 'c.display IS NOT NULL';
   } else if (property === 'definition') {
     sql = 'c.definition IS NOT NULL';
   } else {
-    sql = `c.property_values ? ${p(property)}`;
+    sql = `c.property_values ? ${p(property)}::text`;
   }
   return value === 'true' ? sql : `NOT ${sql}`;
 }

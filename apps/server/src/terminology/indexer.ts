@@ -62,13 +62,24 @@ export async function indexTerminology(
   }
 }
 
-/** Wraps the search indexer so that terminology rows are written in the same transaction. */
-export function withTerminologyIndexing(inner: SearchIndexer, globalProject: () => string | undefined): SearchIndexer {
+/**
+ * Wraps the search indexer so that terminology rows are written in the same transaction.
+ * `onGlobalWrite` hears of writes to global terminology (to drop cached expansions).
+ */
+export function withTerminologyIndexing(
+  inner: SearchIndexer,
+  globalProject: () => string | undefined,
+  onGlobalWrite: () => void = () => undefined,
+): SearchIndexer {
   return {
     compartmentsOf: (resource) => inner.compartmentsOf(resource),
     async index(client: PoolClient, versions: StoredVersion[]): Promise<void> {
       await inner.index(client, versions);
-      await indexTerminology(client, versions, globalProject());
+      const global = globalProject();
+      await indexTerminology(client, versions, global);
+      if (versions.some((v) => v.projectId === global && TYPES.has(v.resourceType))) {
+        onGlobalWrite();
+      }
     },
   };
 }

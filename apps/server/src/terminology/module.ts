@@ -3,6 +3,7 @@ import type { Pool } from '../platform/postgres.js';
 import type { RepositoryDeps } from '../storage/repository.js';
 import type { SearchIndexer } from '../storage/types.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
+import { createBindingChecker, type BindingChecker } from './bindings.js';
 import { withTerminologyIndexing } from './indexer.js';
 import { loadR4Terminology, type LoadResult } from './loader.js';
 import { expandOperation } from './operations/expand.js';
@@ -19,12 +20,21 @@ export interface TerminologyModule {
   start(deps: RepositoryDeps, globalProjectId: string): Promise<LoadResult>;
   /** Adds $expand, $lookup, $validate-code, $subsumes, $translate and $import. */
   registerOperations(registry: OperationRegistry): void;
+  /** Required-binding checks against the global value sets, for the validator. */
+  bindings: BindingChecker;
 }
 
 export function createTerminologyModule(pool: Pool, logger: Logger): TerminologyModule {
   let globalProjectId: string | undefined;
+  const bindings = createBindingChecker(pool);
   return {
-    wrapIndexer: (inner) => withTerminologyIndexing(inner, () => globalProjectId),
+    bindings,
+    wrapIndexer: (inner) =>
+      withTerminologyIndexing(
+        inner,
+        () => globalProjectId,
+        () => bindings.clear(),
+      ),
     async start(deps, projectId) {
       globalProjectId = projectId;
       return loadR4Terminology(pool, deps, projectId, logger);
