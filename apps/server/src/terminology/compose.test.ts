@@ -6,7 +6,7 @@ const FHIR = 'application/fhir+json';
 const SYSTEM = 'http://example.org/fhir/CodeSystem/shapes';
 let t: TestApp;
 
-async function put(resource: { resourceType: string; id: string }) {
+async function put(resource: { resourceType: string; id: string; [key: string]: unknown }) {
   const res = await t.app.inject({
     method: 'PUT',
     url: `/fhir/R4/${resource.resourceType}/${resource.id}`,
@@ -104,14 +104,14 @@ beforeAll(async () => {
     compose: {
       include: [{ system: SYSTEM, filter: [{ property: 'concept', op: 'descendent-of', value: 'polygon' }] }],
     },
-  } as never);
+  });
   await put({
     resourceType: 'ValueSet',
     id: 'four-sided',
     url: 'http://example.org/fhir/ValueSet/four-sided',
     status: 'active',
     compose: { include: [{ system: SYSTEM, filter: [{ property: 'sides', op: '=', value: '4' }] }] },
-  } as never);
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -207,7 +207,7 @@ describe('compose over a project code system indexed on write', () => {
       url: 'http://example.org/fhir/ValueSet/loop',
       status: 'active',
       compose: { include: [{ valueSet: ['http://example.org/fhir/ValueSet/loop'] }] },
-    } as never);
+    });
     const loop = await t.app.inject({ url: '/fhir/R4/ValueSet/$expand?url=http://example.org/fhir/ValueSet/loop' });
     expect(loop.statusCode).toBe(422);
     expect(loop.json().issue[0].details.text).toContain('includes itself');
