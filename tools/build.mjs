@@ -54,7 +54,8 @@ for (const e of entries) {
     logLevel: 'warning',
   });
 }
-for (const hook of ['apps/app/build.mjs']) {
+// Package builds (publishable ESM/CJS + declarations), then app builds with their own steps.
+for (const hook of ['packages/fhir-types/scripts/build.mjs', 'packages/core/scripts/build.mjs', 'apps/app/build.mjs']) {
   if (existsSync(hook)) {
     execSync(`node ${hook}`, { stdio: 'inherit' });
   }
