@@ -303,9 +303,28 @@ function upperFirst(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
+/** How a child name reads on one type: a plain element, a choice's typed names, or nothing. */
+type ChildPlan = { kind: 'direct'; type?: string } | { kind: 'choice'; keys: [string, string][] } | { kind: 'none' };
+
 /** Navigates to a child element, expanding choice elements (value -> valueQuantity, ...). */
 function child(name: string): Step {
-  const choicePrefix = name;
+  const plans = new Map<string, ChildPlan>();
+  const planFor = (type: string): ChildPlan | undefined => {
+    let plan = plans.get(type);
+    if (!plan) {
+      const schema = schemaOf(type);
+      if (!schema) return undefined;
+      const el = Object.hasOwn(schema.elements, name) ? schema.elements[name] : undefined;
+      const choice = schema.elements[`${name}[x]`];
+      plan = el
+        ? { kind: 'direct', type: el.type.length === 1 ? el.type[0].code : undefined }
+        : choice
+          ? { kind: 'choice', keys: choice.type.map((t) => [name + upperFirst(t.code), t.code]) }
+          : { kind: 'none' };
+      plans.set(type, plan);
+    }
+    return plan;
+  };
   return (nodes) => {
     const out: TypedValue[] = [];
     for (const node of nodes) {
@@ -316,21 +335,17 @@ function child(name: string): Step {
         push(out, obj.resourceType, 'code');
         continue;
       }
-      const schema = schemaOf(node.type);
-      const el = schema ? (Object.hasOwn(schema.elements, name) ? schema.elements[name] : undefined) : undefined;
-      if (el) {
-        push(out, obj[name], el.type.length === 1 ? el.type[0].code : undefined);
-        continue;
-      }
-      const choice = schema ? schema.elements[`${name}[x]`] : undefined;
-      if (choice) {
-        for (const t of choice.type) {
-          const key = choicePrefix + upperFirst(t.code);
-          if (obj[key] !== undefined) push(out, obj[key], t.code);
+      const plan = node.type ? planFor(node.type) : undefined;
+      if (plan) {
+        if (plan.kind === 'direct') {
+          push(out, obj[name], plan.type);
+        } else if (plan.kind === 'choice') {
+          for (const [key, type] of plan.keys) {
+            if (obj[key] !== undefined) push(out, obj[key], type);
+          }
         }
         continue;
       }
-      if (schema) continue;
       // No definition (an unknown extension type): read the property, or guess a choice by its name.
       if (obj[name] !== undefined) {
         push(out, obj[name], undefined);
@@ -348,19 +363,33 @@ function child(name: string): Step {
   };
 }
 
+const typeMatches = new Map<string, boolean>();
+
 /** True when the node's type is `name` or derives from it (Age is a Quantity). */
 function isOfType(node: TypedValue, name: string): boolean {
-  let t = node.type ?? inferType(node.value);
-  const wanted = name.toLowerCase();
-  for (let depth = 0; t && depth < 8; depth++) {
-    if (t.toLowerCase() === wanted) return true;
-    if (wanted === 'resource' || wanted === 'domainresource') {
-      const s = schemaOf(t);
-      if (s?.kind === 'resource') return true;
+  const start = node.type ?? inferType(node.value);
+  if (!start) return false;
+  if (start === name) return true;
+  const cacheKey = `${start}|${name}`;
+  let result = typeMatches.get(cacheKey);
+  if (result === undefined) {
+    result = false;
+    const wanted = name.toLowerCase();
+    let t: string | undefined = start;
+    for (let depth = 0; t && depth < 8; depth++) {
+      if (t.toLowerCase() === wanted) {
+        result = true;
+        break;
+      }
+      if ((wanted === 'resource' || wanted === 'domainresource') && schemaOf(t)?.kind === 'resource') {
+        result = true;
+        break;
+      }
+      t = schemaOf(t)?.base;
     }
-    t = schemaOf(t)?.base;
+    typeMatches.set(cacheKey, result);
   }
-  return false;
+  return result;
 }
 
 function inferType(value: unknown): string | undefined {

@@ -21,7 +21,7 @@ function indexValues(
 ): void {
   switch (type) {
     case 'token':
-      return indexToken(values, code, grp, rows);
+      return indexToken(values, code, grp, rows, grp === 0);
     case 'string':
       return indexString(values, code, grp, rows);
     case 'date':
@@ -59,11 +59,13 @@ export function extractRows(resource: Resource, params: Iterable<ParamDef>, ctx:
     }
     if (values.length === 0) continue;
     if (p.type === 'composite') {
+      const components = p.components ?? [];
       values.forEach((element, i) => {
-        p.components?.forEach((component, j) => {
-          if (!component.evaluate) return;
-          const parts = component.evaluate([element], res);
-          indexValues(component.type, parts, `${p.code}#${j}`, i + 1, rows, ctx);
+        // An element is indexed only when it has a value for every part.
+        const parts = components.map((c) => (c.evaluate ? c.evaluate([element], res) : []));
+        if (parts.some((values) => values.length === 0)) return;
+        components.forEach((component, j) => {
+          indexValues(component.type, parts[j], `${p.code}#${j}`, i + 1, rows, ctx);
         });
       });
     } else if (p.type === 'special') {

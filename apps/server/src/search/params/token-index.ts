@@ -23,7 +23,7 @@ function row(code: string, grp: number, system: unknown, value: unknown, text?: 
  * (system, code, display/text for :text), Identifiers (system, value; the type as an :of-type
  * row), ContactPoints (system, value), booleans and other primitives.
  */
-export function indexToken(values: TypedValue[], code: string, grp: number, rows: RowSet): void {
+export function indexToken(values: TypedValue[], code: string, grp: number, rows: RowSet, withText = true): void {
   for (const { value, type } of values) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
       rows.token.push(row(code, grp, null, value));
@@ -32,13 +32,18 @@ export function indexToken(values: TypedValue[], code: string, grp: number, rows
     if (!value || typeof value !== 'object') continue;
     const v = value as Record<string, unknown>;
     if (type === 'CodeableConcept' || Array.isArray(v.coding) || (type === undefined && typeof v.text === 'string')) {
-      for (const c of (v.coding as Coding[] | undefined) ?? []) {
+      const codings = (v.coding as Coding[] | undefined) ?? [];
+      for (const c of codings) {
         if (c && (c.code !== undefined || c.system !== undefined)) {
-          rows.token.push(row(code, grp, c.system, c.code, c.display));
+          rows.token.push(row(code, grp, c.system, c.code, withText ? c.display : undefined));
         }
       }
-      if (typeof v.text === 'string' && v.text) {
-        rows.token.push(row(code, grp, null, null, v.text));
+      // The text gets a row of its own only when no coding's display already says it.
+      if (withText && typeof v.text === 'string' && v.text) {
+        const text = normalizeString(v.text);
+        if (!codings.some((c) => typeof c?.display === 'string' && normalizeString(c.display) === text)) {
+          rows.token.push(row(code, grp, null, null, v.text));
+        }
       }
       continue;
     }

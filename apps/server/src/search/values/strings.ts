@@ -7,6 +7,10 @@ export const MAX_INDEXED_STRING = 512;
  * accent-insensitive"). 'Chloé  Müller' -> 'chloe muller'.
  */
 export function normalizeString(value: string): string {
+  if (/^[\x20-\x7e]*$/.test(value)) {
+    // Plain ASCII (most values): no accents to strip.
+    return value.toLowerCase().replace(/ {2,}/g, ' ').trim().slice(0, MAX_INDEXED_STRING);
+  }
   return value
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
