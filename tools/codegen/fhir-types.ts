@@ -100,6 +100,8 @@ function capitalize(s: string): string {
 function docText(text: string): string {
   return text
     .replace(/\r\n?/g, '\n')
+    // The definitions link to spec pages relatively ('codesystem.html'); point them at the R4 spec.
+    .replace(/\]\((?!https?:|#|mailto:)([^)\s]+)\)/g, '](https://hl7.org/fhir/R4/$1)')
     .replace(/\*\//g, '*\\/')
     .replace(/@/g, '\\@')
     .replace(/[{}]/g, (c) => `\\${c}`)

@@ -126,13 +126,13 @@ export interface BundleEntryRequest {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   /** The URL for this entry, relative to the root (the address to which the request is posted). */
   url: string;
-  /** If the ETag values match, return a 304 Not Modified status. See the API documentation for ["Conditional Read"](http.html#cread). */
+  /** If the ETag values match, return a 304 Not Modified status. See the API documentation for ["Conditional Read"](https://hl7.org/fhir/R4/http.html#cread). */
   ifNoneMatch?: string;
-  /** Only perform the operation if the last updated date matches. See the API documentation for ["Conditional Read"](http.html#cread). */
+  /** Only perform the operation if the last updated date matches. See the API documentation for ["Conditional Read"](https://hl7.org/fhir/R4/http.html#cread). */
   ifModifiedSince?: string;
-  /** Only perform the operation if the Etag value matches. For more information, see the API section ["Managing Resource Contention"](http.html#concurrency). */
+  /** Only perform the operation if the Etag value matches. For more information, see the API section ["Managing Resource Contention"](https://hl7.org/fhir/R4/http.html#concurrency). */
   ifMatch?: string;
-  /** Instruct the server not to perform the create if a specified resource already exists. For further information, see the API documentation for ["Conditional Create"](http.html#ccreate). This is just the query portion of the URL - what follows the "?" (not including the "?"). */
+  /** Instruct the server not to perform the create if a specified resource already exists. For further information, see the API documentation for ["Conditional Create"](https://hl7.org/fhir/R4/http.html#ccreate). This is just the query portion of the URL - what follows the "?" (not including the "?"). */
   ifNoneExist?: string;
 }
 
@@ -152,7 +152,7 @@ export interface BundleEntryResponse {
   status: string;
   /** The location header created by processing this operation, populated if the operation returns a location. */
   location?: string;
-  /** The Etag for the resource, if the operation for the entry produced a versioned resource (see [Resource Metadata and Versioning](http.html#versioning) and [Managing Resource Contention](http.html#concurrency)). */
+  /** The Etag for the resource, if the operation for the entry produced a versioned resource (see [Resource Metadata and Versioning](https://hl7.org/fhir/R4/http.html#versioning) and [Managing Resource Contention](https://hl7.org/fhir/R4/http.html#concurrency)). */
   etag?: string;
   /** The date/time that the resource was modified on the server. */
   lastModified?: string;

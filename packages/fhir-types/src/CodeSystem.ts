@@ -35,11 +35,11 @@ export type CodeSystem = {
    * Modifier extensions SHALL NOT change the meaning of any elements on Resource or DomainResource (including cannot change the meaning of modifierExtension itself).
    */
   modifierExtension?: Extension[];
-  /** An absolute URI that is used to identify this code system when it is referenced in a specification, model, design or an instance; also called its canonical identifier. This SHOULD be globally unique and SHOULD be a literal address at which at which an authoritative instance of this code system is (or will be) published. This URL can be the target of a canonical reference. It SHALL remain the same when the code system is stored on different servers. This is used in [Coding](datatypes.html#Coding).system. */
+  /** An absolute URI that is used to identify this code system when it is referenced in a specification, model, design or an instance; also called its canonical identifier. This SHOULD be globally unique and SHOULD be a literal address at which at which an authoritative instance of this code system is (or will be) published. This URL can be the target of a canonical reference. It SHALL remain the same when the code system is stored on different servers. This is used in [Coding](https://hl7.org/fhir/R4/datatypes.html#Coding).system. */
   url?: string;
   /** A formal identifier that is used to identify this code system when it is represented in other formats, or referenced in a specification, model, design or an instance. */
   identifier?: Identifier[];
-  /** The identifier that is used to identify this version of the code system when it is referenced in a specification, model, design or instance. This is an arbitrary value managed by the code system author and is not expected to be globally unique. For example, it might be a timestamp (e.g. yyyymmdd) if a managed version is not available. There is also no expectation that versions can be placed in a lexicographical sequence. This is used in [Coding](datatypes.html#Coding).version. */
+  /** The identifier that is used to identify this version of the code system when it is referenced in a specification, model, design or instance. This is an arbitrary value managed by the code system author and is not expected to be globally unique. For example, it might be a timestamp (e.g. yyyymmdd) if a managed version is not available. There is also no expectation that versions can be placed in a lexicographical sequence. This is used in [Coding](https://hl7.org/fhir/R4/datatypes.html#Coding).version. */
   version?: string;
   /** A natural language name identifying the code system. This name should be usable as an identifier for the module by machine processing applications such as code generation. */
   name?: string;
@@ -101,7 +101,7 @@ export interface CodeSystemFilter {
    * Modifier extensions SHALL NOT change the meaning of any elements on Resource or DomainResource (including cannot change the meaning of modifierExtension itself).
    */
   modifierExtension?: Extension[];
-  /** The code that identifies this filter when it is used as a filter in [ValueSet](valueset.html#).compose.include.filter. */
+  /** The code that identifies this filter when it is used as a filter in [ValueSet](https://hl7.org/fhir/R4/valueset.html#).compose.include.filter. */
   code: string;
   /** A description of how or why the filter is used. */
   description?: string;
@@ -125,7 +125,7 @@ export interface CodeSystemProperty {
   modifierExtension?: Extension[];
   /** A code that is used to identify the property. The code is used internally (in CodeSystem.concept.property.code) and also externally, such as in property filters. */
   code: string;
-  /** Reference to the formal meaning of the property. One possible source of meaning is the [Concept Properties](codesystem-concept-properties.html) code system. */
+  /** Reference to the formal meaning of the property. One possible source of meaning is the [Concept Properties](https://hl7.org/fhir/R4/codesystem-concept-properties.html) code system. */
   uri?: string;
   /** A description of the property- why it is defined, and how its value might be used. */
   description?: string;

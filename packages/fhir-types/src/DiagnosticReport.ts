@@ -89,7 +89,7 @@ export type DiagnosticReport = {
   resultsInterpreter?: Reference<Practitioner | PractitionerRole | Organization | CareTeam>[];
   /** Details about the specimens on which this diagnostic report is based. */
   specimen?: Reference<Specimen>[];
-  /** [Observations](observation.html)  that are part of this diagnostic report. */
+  /** [Observations](https://hl7.org/fhir/R4/observation.html)  that are part of this diagnostic report. */
   result?: Reference<Observation>[];
   /** One or more links to full details of any imaging performed during the diagnostic investigation. Typically, this is imaging performed by DICOM enabled modalities, but this is not required. A fully enabled PACS viewer can use this information to provide views of the source images. */
   imagingStudy?: Reference<ImagingStudy>[];

@@ -1066,7 +1066,7 @@ export interface ElementDefinitionSlicingDiscriminator {
   extension?: Extension[];
   /** How the element value is interpreted when discrimination is evaluated. */
   type: 'value' | 'exists' | 'pattern' | 'type' | 'profile';
-  /** A FHIRPath expression, using [the simple subset of FHIRPath](fhirpath.html#simple), that is used to identify the element on which discrimination is based. */
+  /** A FHIRPath expression, using [the simple subset of FHIRPath](https://hl7.org/fhir/R4/fhirpath.html#simple), that is used to identify the element on which discrimination is based. */
   path: string;
 }
 
@@ -1076,7 +1076,7 @@ export interface ElementDefinitionBase {
   id?: string;
   /** May be used to represent additional information that is not part of the basic definition of the element. To make the use of extensions safe and manageable, there is a strict set of governance  applied to the definition and use of extensions. Though any implementer can define an extension, there is a set of requirements that SHALL be met as part of the definition of the extension. */
   extension?: Extension[];
-  /** The Path that identifies the base element - this matches the ElementDefinition.path for that element. Across FHIR, there is only one base definition of any element - that is, an element definition on a [StructureDefinition](structuredefinition.html#) without a StructureDefinition.base. */
+  /** The Path that identifies the base element - this matches the ElementDefinition.path for that element. Across FHIR, there is only one base definition of any element - that is, an element definition on a [StructureDefinition](https://hl7.org/fhir/R4/structuredefinition.html#) without a StructureDefinition.base. */
   path: string;
   /** Minimum cardinality of the base element identified by the path. */
   min: number;
@@ -1226,7 +1226,7 @@ export interface ElementDefinitionConstraint {
   severity: 'error' | 'warning';
   /** Text that can be used to describe the constraint in messages identifying that the constraint has been violated. */
   human: string;
-  /** A [FHIRPath](fhirpath.html) expression of constraint that can be executed to see if this constraint is met. */
+  /** A [FHIRPath](https://hl7.org/fhir/R4/fhirpath.html) expression of constraint that can be executed to see if this constraint is met. */
   expression?: string;
   /** An XPath expression of constraint that can be executed to see if this constraint is met. */
   xpath?: string;

@@ -83,7 +83,7 @@ export type MessageDefinition = {
   responseRequired?: 'always' | 'on-error' | 'never' | 'on-success';
   /** Indicates what types of messages may be sent as an application-level response to this message. */
   allowedResponse?: MessageDefinitionAllowedResponse[];
-  /** Canonical reference to a GraphDefinition. If a URL is provided, it is the canonical reference to a [GraphDefinition](graphdefinition.html) that it controls what resources are to be added to the bundle when building the document. The GraphDefinition can also specify profiles that apply to the various resources. */
+  /** Canonical reference to a GraphDefinition. If a URL is provided, it is the canonical reference to a [GraphDefinition](https://hl7.org/fhir/R4/graphdefinition.html) that it controls what resources are to be added to the bundle when building the document. The GraphDefinition can also specify profiles that apply to the various resources. */
   graph?: string[];
 };
 

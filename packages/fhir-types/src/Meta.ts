@@ -15,9 +15,9 @@ export interface Meta {
   versionId?: string;
   /** When the resource last changed - e.g. when the version changed. */
   lastUpdated?: string;
-  /** A uri that identifies the source system of the resource. This provides a minimal amount of [Provenance](provenance.html#) information that can be used to track or differentiate the source of information in the resource. The source may identify another FHIR server, document, message, database, etc. */
+  /** A uri that identifies the source system of the resource. This provides a minimal amount of [Provenance](https://hl7.org/fhir/R4/provenance.html#) information that can be used to track or differentiate the source of information in the resource. The source may identify another FHIR server, document, message, database, etc. */
   source?: string;
-  /** A list of profiles (references to [StructureDefinition](structuredefinition.html#) resources) that this resource claims to conform to. The URL is a reference to [StructureDefinition.url](structuredefinition-definitions.html#StructureDefinition.url). */
+  /** A list of profiles (references to [StructureDefinition](https://hl7.org/fhir/R4/structuredefinition.html#) resources) that this resource claims to conform to. The URL is a reference to [StructureDefinition.url](https://hl7.org/fhir/R4/structuredefinition-definitions.html#StructureDefinition.url). */
   profile?: string[];
   /** Security labels applied to this resource. These tags connect specific resources to the overall security policy and infrastructure. */
   security?: Coding[];

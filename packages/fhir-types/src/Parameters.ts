@@ -35,7 +35,7 @@ import type { Timing } from './Timing.js';
 import type { TriggerDefinition } from './TriggerDefinition.js';
 import type { UsageContext } from './UsageContext.js';
 
-/** This resource is a non-persisted resource used to pass information into and back from an [operation](operations.html). It has no other use, and there is no RESTful endpoint associated with it. */
+/** This resource is a non-persisted resource used to pass information into and back from an [operation](https://hl7.org/fhir/R4/operations.html). It has no other use, and there is no RESTful endpoint associated with it. */
 export type Parameters = {
   /** This is a Parameters resource */
   readonly resourceType: 'Parameters';

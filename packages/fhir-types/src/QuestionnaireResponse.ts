@@ -84,7 +84,7 @@ export interface QuestionnaireResponseItem {
   modifierExtension?: Extension[];
   /** The item from the Questionnaire that corresponds to this item in the QuestionnaireResponse resource. */
   linkId: string;
-  /** A reference to an [ElementDefinition](elementdefinition.html) that provides the details for the item. */
+  /** A reference to an [ElementDefinition](https://hl7.org/fhir/R4/elementdefinition.html) that provides the details for the item. */
   definition?: string;
   /** Text that is displayed above the contents of the group or as the text of the question being answered. */
   text?: string;

@@ -71,13 +71,13 @@ export type TerminologyCapabilities = {
   lockedDate?: boolean;
   /** Identifies a code system that is supported by the server. If there is a no code system URL, then this declares the general assumptions a client can make about support for any CodeSystem resource. */
   codeSystem?: TerminologyCapabilitiesCodeSystem[];
-  /** Information about the [ValueSet/$expand](valueset-operation-expand.html) operation. */
+  /** Information about the [ValueSet/$expand](https://hl7.org/fhir/R4/valueset-operation-expand.html) operation. */
   expansion?: TerminologyCapabilitiesExpansion;
   /** The degree to which the server supports the code search parameter on ValueSet, if it is supported. */
   codeSearch?: 'explicit' | 'all';
-  /** Information about the [ValueSet/$validate-code](valueset-operation-validate-code.html) operation. */
+  /** Information about the [ValueSet/$validate-code](https://hl7.org/fhir/R4/valueset-operation-validate-code.html) operation. */
   validateCode?: TerminologyCapabilitiesValidateCode;
-  /** Information about the [ConceptMap/$translate](conceptmap-operation-translate.html) operation. */
+  /** Information about the [ConceptMap/$translate](https://hl7.org/fhir/R4/conceptmap-operation-translate.html) operation. */
   translation?: TerminologyCapabilitiesTranslation;
   /** Whether the $closure operation is supported. */
   closure?: TerminologyCapabilitiesClosure;
@@ -183,7 +183,7 @@ export interface TerminologyCapabilitiesCodeSystemVersionFilter {
   op: string[];
 }
 
-/** Information about the [ValueSet/$expand](valueset-operation-expand.html) operation. */
+/** Information about the [ValueSet/$expand](https://hl7.org/fhir/R4/valueset-operation-expand.html) operation. */
 export interface TerminologyCapabilitiesExpansion {
   /** Unique id for the element within a resource (for internal references). This may be any string value that does not contain spaces. */
   id?: string;
@@ -225,7 +225,7 @@ export interface TerminologyCapabilitiesExpansionParameter {
   documentation?: string;
 }
 
-/** Information about the [ValueSet/$validate-code](valueset-operation-validate-code.html) operation. */
+/** Information about the [ValueSet/$validate-code](https://hl7.org/fhir/R4/valueset-operation-validate-code.html) operation. */
 export interface TerminologyCapabilitiesValidateCode {
   /** Unique id for the element within a resource (for internal references). This may be any string value that does not contain spaces. */
   id?: string;
@@ -241,7 +241,7 @@ export interface TerminologyCapabilitiesValidateCode {
   translations: boolean;
 }
 
-/** Information about the [ConceptMap/$translate](conceptmap-operation-translate.html) operation. */
+/** Information about the [ConceptMap/$translate](https://hl7.org/fhir/R4/conceptmap-operation-translate.html) operation. */
 export interface TerminologyCapabilitiesTranslation {
   /** Unique id for the element within a resource (for internal references). This may be any string value that does not contain spaces. */
   id?: string;

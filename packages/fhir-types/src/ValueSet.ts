@@ -11,7 +11,7 @@ import type { Narrative } from './Narrative.js';
 import type { Resource } from './Resource.js';
 import type { UsageContext } from './UsageContext.js';
 
-/** A ValueSet resource instance specifies a set of codes drawn from one or more code systems, intended for use in a particular context. Value sets link between [CodeSystem](codesystem.html) definitions and their use in [coded elements](terminologies.html). */
+/** A ValueSet resource instance specifies a set of codes drawn from one or more code systems, intended for use in a particular context. Value sets link between [CodeSystem](https://hl7.org/fhir/R4/codesystem.html) definitions and their use in [coded elements](https://hl7.org/fhir/R4/terminologies.html). */
 export type ValueSet = {
   /** This is a ValueSet resource */
   readonly resourceType: 'ValueSet';
