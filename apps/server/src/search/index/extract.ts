@@ -77,5 +77,24 @@ export function extractRows(resource: Resource, params: Iterable<ParamDef>, ctx:
   for (const kind of KINDS) {
     markExtremes(rows[kind]);
   }
+  indexContained(resource, rows, ctx);
   return rows;
+}
+
+/** Indexes the contained resources that the resource's references point at. */
+function indexContained(resource: Resource, rows: RowSet, ctx: ExtractContext): void {
+  const contained = resource.contained as Resource[] | undefined;
+  if (!Array.isArray(contained) || contained.length === 0 || !ctx.paramsOf) return;
+  const referenced = new Set(
+    rows.reference.filter((r) => r.values[2]?.startsWith('#')).map((r) => (r.values[2] as string).slice(1)),
+  );
+  for (const c of contained) {
+    if (!c || typeof c.id !== 'string' || !referenced.has(c.id) || typeof c.resourceType !== 'string') continue;
+    // References inside a contained resource resolve against the container ('#other').
+    const inner = extractRows(c, ctx.paramsOf(c.resourceType), {
+      ...ctx,
+      resource: { ...c, id: resource.id, contained },
+    });
+    (rows.contained ??= []).push({ resourceType: c.resourceType, id: c.id, rows: inner });
+  }
 }

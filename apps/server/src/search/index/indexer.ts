@@ -32,6 +32,7 @@ export class Indexer implements SearchIndexer {
       rows = extractRows(resource, params, {
         resource: resource as Record<string, unknown>,
         fhirBase: this.options.fhirBase,
+        paramsOf: (type) => this.options.registry.paramsFor(type, projectId).values(),
       });
       if (!own) this.extracted.set(resource, rows);
     }

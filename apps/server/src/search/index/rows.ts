@@ -1,3 +1,5 @@
+import type { ParamDef } from '../registry/params.js';
+
 /** The lookup tables of the search index and the rows one resource contributes to them. */
 
 export const KINDS = ['token', 'string', 'date', 'number', 'quantity', 'reference', 'uri'] as const;
@@ -75,7 +77,10 @@ export interface IndexRow {
   isMax?: boolean;
 }
 
-export type RowSet = Record<Kind, IndexRow[]>;
+export type RowSet = Record<Kind, IndexRow[]> & {
+  /** Rows of contained resources that references point at ('#id'), indexed as resources of their own. */
+  contained?: { resourceType: string; id: string; rows: RowSet }[];
+};
 
 export function emptyRowSet(): RowSet {
   return { token: [], string: [], date: [], number: [], quantity: [], reference: [], uri: [] };
@@ -105,4 +110,6 @@ export interface ExtractContext {
   resource: Record<string, unknown>;
   /** The server's FHIR base ('https://host/fhir/R4/'): absolute references to it are local. */
   fhirBase?: string;
+  /** The parameters of another type (for contained resources). */
+  paramsOf?: (resourceType: string) => Iterable<ParamDef>;
 }

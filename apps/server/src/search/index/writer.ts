@@ -39,8 +39,27 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
       'uuid[]',
     );
     for (const kind of KINDS) {
-      parts.push(`del_${kind} AS (DELETE FROM ${TABLES[kind].table} t USING unnest(${types}, ${ids}, ${projects}) AS d(resource_type, id, project_id)
+      const table = TABLES[kind].table;
+      parts.push(`del_${kind} AS (DELETE FROM ${table} t USING unnest(${types}, ${ids}, ${projects}) AS d(resource_type, id, project_id)
         WHERE t.resource_id = d.id AND t.resource_type = d.resource_type AND t.project_id = d.project_id)`);
+      // The rows of the resources it contained.
+      parts.push(`delc_${kind} AS (DELETE FROM ${table} t USING unnest(${ids}, ${projects}) AS d(id, project_id)
+        WHERE t.owner_id = d.id AND t.project_id = d.project_id)`);
+    }
+  }
+  // Contained resources are written as resources of their own, owned by their container.
+  const all: (IndexEntry & { ownerId?: string })[] = [];
+  for (const e of entries) {
+    all.push(e);
+    for (const c of e.rows?.contained ?? []) {
+      all.push({
+        resourceType: c.resourceType,
+        id: `${e.id}#${c.id}`,
+        projectId: e.projectId,
+        rows: c.rows,
+        replace: false,
+        ownerId: e.id,
+      });
     }
   }
   for (const kind of KINDS) {
@@ -53,9 +72,10 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
       grp: [] as number[],
       isMin: [] as boolean[],
       isMax: [] as boolean[],
+      owner: [] as (string | null)[],
       values: spec.columns.map(() => [] as (string | null)[]),
     };
-    for (const e of entries) {
+    for (const e of all) {
       for (const row of e.rows?.[kind] ?? []) {
         cols.type.push(e.resourceType);
         cols.id.push(e.id);
@@ -64,6 +84,7 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
         cols.grp.push(row.grp);
         cols.isMin.push(row.isMin ?? true);
         cols.isMax.push(row.isMax ?? true);
+        cols.owner.push(e.ownerId ?? null);
         row.values.forEach((v, i) => cols.values[i].push(v));
       }
     }
@@ -76,6 +97,7 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
       'grp',
       'is_min',
       'is_max',
+      'owner_id',
       ...spec.columns.map((c) => c[0]),
     ];
     const arrays = [
@@ -86,6 +108,7 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
       p(cols.grp, 'int2[]'),
       p(cols.isMin, 'bool[]'),
       p(cols.isMax, 'bool[]'),
+      p(cols.owner, 'text[]'),
       ...spec.columns.map((c, i) => p(cols.values[i], c[1])),
     ];
     parts.push(

@@ -54,8 +54,12 @@ export function indexReference(
       if (typeof v.reference === 'string' && v.reference) {
         parsed = parseReference(v.reference, ctx.fhirBase, typeHint);
         if (v.reference.startsWith('#')) {
+          // A contained target is indexed as the resource 'containerId#containedId' (index/extract.ts).
+          const cid = v.reference.slice(1);
           const contained = (ctx.resource.contained as { id?: string; resourceType?: string }[] | undefined) ?? [];
-          parsed.targetType = contained.find((c) => c.id === v.reference!.toString().slice(1))?.resourceType ?? null;
+          parsed.targetType = contained.find((c) => c.id === cid)?.resourceType ?? null;
+          parsed.targetId =
+            parsed.targetType && typeof ctx.resource.id === 'string' ? `${ctx.resource.id}#${cid}` : null;
         }
       } else if (typeHint) {
         parsed = { targetType: typeHint, targetId: null, ref: null };

@@ -117,15 +117,20 @@ export function compileFilter(ctx: QueryContext, row: RowRef, filter: Filter, ty
     ctx.unsupported(`Search parameter "${code}" is not supported`, filter.code);
     return undefined;
   }
-  const items = valueItems(filter, param.type);
-  const modifier = filter.operator !== Operator.EQUALS && !isPrefix(filter.operator) ? filter.operator : undefined;
-  const query = param.type === 'reference' ? referenceQuery(typeModifier) : QUERIES[param.type];
-  if (!query) {
+  const match = rowMatch(ctx, param, filter, typeModifier);
+  if (!match) {
     ctx.unsupported(`Search parameter "${code}" of type ${param.type} is not supported`, filter.code);
     return undefined;
   }
-  const match = query(ctx, '\u0000', items, filter, param, modifier);
   return existsRow(ctx, row, match);
+}
+
+/** The index rows a filter on an indexed parameter asks for (predicate over the alias placeholder). */
+function rowMatch(ctx: QueryContext, param: ParamDef, filter: Filter, typeModifier?: string): RowMatch | undefined {
+  const items = valueItems(filter, param.type);
+  const modifier = filter.operator !== Operator.EQUALS && !isPrefix(filter.operator) ? filter.operator : undefined;
+  const query = param.type === 'reference' ? referenceQuery(typeModifier) : QUERIES[param.type];
+  return query ? query(ctx, '\u0000', items, filter, param, modifier) : undefined;
 }
 
 function isPrefix(op: Operator): boolean {
@@ -176,12 +181,38 @@ function compileChain(ctx: QueryContext, row: RowRef, filter: Filter, head: stri
   const branches: string[] = [];
   const c = '\u0000';
   for (const t of targets) {
-    const ids = matchingIds(ctx, t, sub);
+    const ids = directIds(ctx, t, sub) ?? matchingIds(ctx, t, sub);
     if (ids === undefined) return undefined;
     branches.push(`${c}.target_type = ${ctx.bind(t)} AND ${c}.target_id IN (${ids})`);
   }
   const predicate = branches.length === 1 ? branches[0] : branches.map((b) => `(${b})`).join(' OR ');
   return existsRow(ctx, row, { kind: 'reference', code, predicate });
+}
+
+/**
+ * The last link of a chain read straight from the index rows of the target type: cheaper than
+ * going through the target's resource rows, and it also finds contained targets (indexed as
+ * 'containerId#id'; hl7.org/fhir/R4/search.html#contained). Undefined when the filter needs
+ * the resource rows (another chain, _has, :missing, a negation, access rules on the target).
+ */
+function directIds(ctx: QueryContext, type: string, filter: Filter): string | undefined {
+  if (filter.code.includes('.') || filter.code.startsWith('_has') || filter.operator === Operator.MISSING)
+    return undefined;
+  const [code, typeModifier] = filter.code.split(':');
+  const param = ctx.param(type, code);
+  if (!param || param.column || param.type === 'composite' || param.type === 'special') return undefined;
+  if (ctx.access?.readCondition?.(type, 'search', 'r', () => 'NULL')) return undefined;
+  const match = rowMatch(ctx, param, filter, typeModifier);
+  if (!match || match.negate) return undefined;
+  const x = ctx.alias('x');
+  const where = [
+    `${x}.resource_type = ${ctx.bind(type)}`,
+    `${x}.code = ${ctx.bind(match.code)}`,
+    `(${match.predicate.replaceAll('\u0000', x)})`,
+  ];
+  const project = ctx.projectCondition(x);
+  if (project) where.push(project);
+  return `SELECT ${x}.resource_id FROM ${TABLES[match.kind].table} ${x} WHERE ${where.join(' AND ')}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
 import { m0100SearchIndex } from './0100-search-index.js';
+import { m0101SearchContained } from './0101-search-contained.js';
 import { m0200AuthLookups } from './0200-auth-lookups.js';
 import { m0300JobQueue } from './0300-job-queue.js';
 import { m0400Terminology } from './0400-terminology.js';
@@ -13,4 +14,4 @@ export interface Migration {
 }
 
 /** The one list of migrations, in order. */
-export const migrations: Migration[] = [m0001CoreStorage, m0100SearchIndex, m0200AuthLookups, m0300JobQueue, m0400Terminology];
+export const migrations: Migration[] = [m0001CoreStorage, m0100SearchIndex, m0101SearchContained, m0200AuthLookups, m0300JobQueue, m0400Terminology];
