@@ -10,6 +10,7 @@ import { parseJsonBody } from './http/body.js';
 import { sendOutcome } from './http/fhir-reply.js';
 import { fhirPlugin } from './fhir/plugin.js';
 import { healthPlugin } from './health/plugin.js';
+import { automationPlugin } from './jobs/plugin.js';
 import type { Services } from './services.js';
 
 export interface AppDeps {
@@ -105,5 +106,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       { prefix: `${prefix}/fhir/R4` },
     );
   }
+  await app.register(automationPlugin, {
+    automation: deps.services.automation,
+    contextFor: deps.services.contextFor,
+  });
   return app;
 }

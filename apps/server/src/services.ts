@@ -14,6 +14,7 @@ import { bootstrapSuperAdminProject } from './bootstrap.js';
 import { BinaryStore } from './storage/binary-store.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
+import { createAutomation, type Automation } from './jobs/automation.js';
 
 /** Everything the HTTP layer needs, built once at start-up. */
 export interface Services {
@@ -30,6 +31,8 @@ export interface Services {
   /** Binary content files under the data directory. */
   binaryStore: BinaryStore;
   terminology: TerminologyModule;
+  /** Background jobs, bots and subscriptions. */
+  automation: Automation;
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
@@ -64,6 +67,18 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     fhirBase: `${config.baseUrl}fhir/R4/`,
     requestId: request.id,
   });
+  const binaryStore = new BinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes);
+  const automation = await createAutomation({
+    config,
+    pool,
+    logger,
+    repositoryDeps,
+    systemRepo,
+    search,
+    binaryStore,
+    operations,
+    listeners,
+  });
   return {
     repositoryDeps,
     systemRepo,
@@ -75,6 +90,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     superAdminProjectId,
     listeners,
     terminology,
-    binaryStore: new BinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes),
+    binaryStore,
+    automation,
   };
 }

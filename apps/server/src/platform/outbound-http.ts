@@ -138,10 +138,10 @@ export class OutboundPolicy {
   /** Throws OutboundBlockedError unless the URL may be requested (scheme, literal address). */
   checkUrl(url: URL): void {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new OutboundBlockedError(`Only http and https URLs may be requested, not ${url.protocol}`);
+      throw new OutboundBlockedError(`Request blocked: only http and https URLs may be requested, not ${url.protocol}`);
     }
     if (url.username || url.password) {
-      throw new OutboundBlockedError('URLs with credentials may not be requested');
+      throw new OutboundBlockedError('Request blocked: URLs with credentials may not be requested');
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {

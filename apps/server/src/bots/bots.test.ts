@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Resource } from '@hearth/core';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { createBot, deploy, FHIR_JSON, get, post, testProjectId } from './testing.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp({ listen: true });
+  const repo = t.services.systemRepo(testProjectId(t));
+  const project = (await repo.readResource('Project', testProjectId(t))).resource;
+  await repo.updateResource({ ...project, secret: [{ name: 'API_KEY', valueString: 'k-123' }] });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const ECHO_BOT = `
+import type { Resource } from '@hearth/core';
+interface Event { input: unknown; contentType: string; secrets: Record<string, { valueString?: string }>; bot: { reference: string } }
+export async function handler(_client: unknown, event: Event): Promise<unknown> {
+  const input: any = event.input;
+  console.log('content type', event.contentType);
+  if (event.contentType.startsWith('x-application/hl7-v2+er7')) {
+    const control = String(input).split('\\r')[0].split('|')[9];
+    return 'MSH|^~\\\\&|HEARTH|HEARTH|||20240101||ACK|' + control + '|P|2.5\\rMSA|AA|' + control;
+  }
+  if (event.contentType.startsWith('text/plain')) {
+    return String(input).toUpperCase();
+  }
+  if (input && (input as Resource).resourceType === 'Patient') {
+    return { ...(input as object), active: true };
+  }
+  return { echo: input, contentType: event.contentType, secret: event.secrets.API_KEY?.valueString, bot: event.bot.reference };
+}
+`;
+
+describe('Bot $deploy and $execute', () => {
+  let bot: Resource & { id: string };
+
+  beforeAll(async () => {
+    bot = await createBot(t, { identifier: [{ system: 'https://example.org/bots', value: 'echo' }] });
+    await deploy(t, bot.id, ECHO_BOT, 'echo.ts');
+  });
+
+  it('compiles TypeScript on $deploy and stores the result as a Binary attachment', async () => {
+    const stored = (await get(t, `fhir/R4/Bot/${bot.id}`)).json() as {
+      executableCode?: { url: string; contentType: string };
+    };
+    expect(stored.executableCode?.contentType).toBe('application/javascript');
+    expect(stored.executableCode?.url).toMatch(/^Binary\//);
+    const binary = await fetch(new URL(`fhir/R4/${stored.executableCode?.url}`, t.baseUrl));
+    const js = await binary.text();
+    expect(js).toMatch(/export\s*\{\s*handler\s*\}/);
+    expect(js).not.toContain('interface Event');
+  });
+
+  it('runs with GET query parameters as input', async () => {
+    const res = await get(t, `fhir/R4/Bot/${bot.id}/$execute?name=Ada&tag=a&tag=b`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    expect(res.json()).toEqual({
+      echo: { name: 'Ada', tag: ['a', 'b'] },
+      contentType: 'application/x-www-form-urlencoded',
+      secret: 'k-123',
+      bot: `Bot/${bot.id}`,
+    });
+  });
+
+  it('runs with a JSON body', async () => {
+    const res = await post(t, `fhir/R4/Bot/${bot.id}/$execute`, { a: 1, b: [true] });
+    expect(res.status).toBe(200);
+    expect(res.json()).toMatchObject({ echo: { a: 1, b: [true] }, contentType: 'application/json' });
+  });
+
+  it('runs with a FHIR resource and answers FHIR JSON', async () => {
+    const res = await post(
+      t,
+      `fhir/R4/Bot/${bot.id}/$execute`,
+      { resourceType: 'Patient', name: [{ family: 'X' }] },
+      FHIR_JSON,
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/fhir+json');
+    expect(res.json()).toEqual({ resourceType: 'Patient', name: [{ family: 'X' }], active: true });
+  });
+
+  it('runs with an HL7 v2 message as text and answers HL7 v2', async () => {
+    const msg = 'MSH|^~\\&|LAB|HOSP|||20240101120000||ORU^R01|MSG00042|P|2.5\rPID|1||123';
+    const res = await post(t, `fhir/R4/Bot/${bot.id}/$execute`, msg, 'x-application/hl7-v2+er7');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('x-application/hl7-v2+er7');
+    expect(res.text).toBe('MSH|^~\\&|HEARTH|HEARTH|||20240101||ACK|MSG00042|P|2.5\rMSA|AA|MSG00042');
+  });
+
+  it('runs with plain text and answers text', async () => {
+    const res = await post(t, `fhir/R4/Bot/${bot.id}/$execute`, 'hello', 'text/plain');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    expect(res.text).toBe('HELLO');
+  });
+
+  it('runs with any other content type (the body as base64)', async () => {
+    const res = await post(
+      t,
+      `fhir/R4/Bot/${bot.id}/$execute`,
+      Buffer.from([1, 2, 3, 250]),
+      'application/octet-stream',
+    );
+    expect(res.status).toBe(200);
+    expect(res.json()).toMatchObject({
+      echo: Buffer.from([1, 2, 3, 250]).toString('base64'),
+      contentType: 'application/octet-stream',
+    });
+  });
+
+  it('finds the bot by identifier: Bot/$execute?identifier=system|value', async () => {
+    const res = await post(
+      t,
+      `fhir/R4/Bot/$execute?identifier=${encodeURIComponent('https://example.org/bots|echo')}`,
+      { x: 1 },
+    );
+    expect(res.status).toBe(200);
+    expect(res.json()).toMatchObject({ echo: { x: 1 } });
+  });
+
+  it('records each run as an AuditEvent with the console output', async () => {
+    const res = await post(t, `fhir/R4/Bot/${bot.id}/$execute`, 'audit me', 'text/plain');
+    const traceId = res.headers.get('x-trace-id');
+    expect(traceId).toBeTruthy();
+    const rows = await t.pool.query<{ content: string }>(`SELECT content FROM "AuditEvent" WHERE NOT deleted`);
+    const events = rows.rows.map(
+      (r) =>
+        JSON.parse(r.content) as Resource & {
+          outcome?: string;
+          outcomeDesc?: string;
+          extension?: { valueString?: string }[];
+          entity?: { what?: { reference?: string } }[];
+          agent?: { who?: { reference?: string } }[];
+        },
+    );
+    const mine = events.find((e) => e.extension?.[0]?.valueString === traceId);
+    expect(mine).toBeDefined();
+    expect(mine?.outcome).toBe('0');
+    expect(mine?.outcomeDesc).toContain('content type text/plain');
+    expect(mine?.entity?.[0]?.what?.reference).toBe(`Bot/${bot.id}`);
+    expect(mine?.agent?.[0]?.who?.reference).toBe(`Bot/${bot.id}`);
+  });
+
+  it('deploys from the sourceCode attachment when no code is given', async () => {
+    const source = `export async function handler(): Promise<string> { const n: number = 41; return String(n + 1); }`;
+    const other = await createBot(t, {
+      sourceCode: { contentType: 'text/typescript', title: 'index.ts', data: Buffer.from(source).toString('base64') },
+    });
+    const res = await post(t, `fhir/R4/Bot/${other.id}/$deploy`, {});
+    expect(res.status).toBe(200);
+    const run = await get(t, `fhir/R4/Bot/${other.id}/$execute`);
+    expect(run.text).toBe('42');
+  });
+
+  it('gives the bot a client acting as the bot: it creates and reads resources', async () => {
+    const worker = await createBot(t);
+    await deploy(
+      t,
+      worker.id,
+      `export async function handler(client, event) {
+        const p = await client.createResource({ resourceType: 'Patient', name: [{ family: event.input.family }] });
+        const again = await client.readResource('Patient', p.id);
+        const ref = await client.readReference({ reference: 'Patient/' + p.id });
+        await client.updateResource({ ...again, active: true });
+        const patched = await client.patchResource('Patient', p.id, [{ op: 'add', path: '/gender', value: 'female' }]);
+        let missing;
+        try { await client.readResource('Patient', '00000000-0000-0000-0000-000000000000'); } catch (e) { missing = e.message; }
+        return { id: p.id, author: p.meta.author, same: ref.id === p.id, version: patched.meta.versionId, gender: patched.gender, missing };
+      }`,
+      'worker.js',
+    );
+    const res = await post(t, `fhir/R4/Bot/${worker.id}/$execute`, { family: 'Lovelace' });
+    expect(res.status).toBe(200);
+    const out = res.json() as Record<string, unknown>;
+    expect(out).toMatchObject({
+      same: true,
+      version: '3',
+      gender: 'female',
+      author: { reference: `Bot/${worker.id}` },
+    });
+    expect(String(out.missing)).toContain('not found');
+    const stored = (await get(t, `fhir/R4/Patient/${out.id as string}`)).json() as Resource;
+    expect(stored.meta?.author?.reference).toBe(`Bot/${worker.id}`);
+  });
+
+  it('answers 400 with the error for a bot that throws, and for one never deployed', async () => {
+    const thrower = await createBot(t);
+    await deploy(t, thrower.id, `export async function handler() { throw new Error('bad input here'); }`, 'x.js');
+    const res = await post(t, `fhir/R4/Bot/${thrower.id}/$execute`, {});
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('bad input here');
+
+    const never = await createBot(t);
+    const res2 = await post(t, `fhir/R4/Bot/${never.id}/$execute`, {});
+    expect(res2.status).toBe(400);
+    expect(res2.text).toContain('$deploy');
+  });
+
+  it('rejects code that does not compile on $deploy', async () => {
+    const b = await createBot(t);
+    const res = await post(t, `fhir/R4/Bot/${b.id}/$deploy`, {
+      code: 'export async function handler( {',
+      filename: 'x.ts',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('does not compile');
+  });
+});

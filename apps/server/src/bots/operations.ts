@@ -1,0 +1,173 @@
+// Bot/{id}/$deploy and Bot/{id}/$execute (also Bot/$execute?identifier=system|value).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { allOk, badRequest, fail, type Bot, type Resource } from '@hearth/core';
+import { ctx } from '../fhir/context.js';
+import type { OperationRegistry } from '../fhir/operations/registry.js';
+import { FHIR_JSON, sendJson } from '../http/fhir-reply.js';
+import type { BinaryStore } from '../storage/binary-store.js';
+import type { Repository } from '../storage/repository.js';
+import { compileBotSource, readAttachmentText, storeCode } from './code.js';
+import type { BotRunner, BotRunResult } from './runner.js';
+
+export interface BotOperationDeps {
+  runner: BotRunner;
+  systemRepo: (projectId?: string) => Repository;
+  binaryStore: BinaryStore;
+}
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
+
+/** Media types whose bodies are text (handed to the bot as a string); any other body is base64. */
+function isTextual(mediaType: string): boolean {
+  return (
+    mediaType.startsWith('text/') ||
+    /xml|hl7|er7|csv|javascript|x-www-form-urlencoded|yaml|edi|x12|astm/.test(mediaType)
+  );
+}
+
+function mediaTypeOf(request: FastifyRequest): string {
+  return String(request.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+}
+
+/** The bot's input and content type from the request: query parameters (GET) or the body in any format (POST). */
+export function executeInput(request: FastifyRequest, skip: string[] = []): { input: unknown; contentType: string } {
+  if (request.method === 'GET') {
+    const input: Record<string, string | string[]> = {};
+    const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+    for (const [k, v] of new URLSearchParams(query)) {
+      if (skip.includes(k)) {
+        continue;
+      }
+      const prev = input[k];
+      input[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    }
+    return { input, contentType: 'application/x-www-form-urlencoded' };
+  }
+  const contentType = String(request.headers['content-type'] ?? 'application/json');
+  const body = request.body;
+  if (body === undefined || body === null) {
+    return { input: undefined, contentType };
+  }
+  if (Buffer.isBuffer(body)) {
+    const media = mediaTypeOf(request);
+    return { input: isTextual(media) || media === '' ? body.toString('utf8') : body.toString('base64'), contentType };
+  }
+  return { input: body, contentType };
+}
+
+/** Sends a bot's return value with the content type it calls for. */
+function sendResult(request: FastifyRequest, reply: FastifyReply, result: BotRunResult): FastifyReply {
+  reply.header('x-trace-id', result.traceId);
+  if (!result.ok) {
+    fail(badRequest(result.message));
+  }
+  const value = result.value;
+  if (value === undefined || value === null) {
+    return reply.code(200).send();
+  }
+  if (typeof value === 'string') {
+    const media = request.method === 'POST' ? mediaTypeOf(request) : '';
+    const type =
+      media && isTextual(media) && !JSON_TYPE.test(media)
+        ? String(request.headers['content-type'])
+        : 'text/plain; charset=utf-8';
+    return reply.code(200).header('content-type', type).send(value);
+  }
+  if (typeof value === 'object' && typeof (value as Resource).resourceType === 'string') {
+    return reply.code(200).header('content-type', FHIR_JSON).send(JSON.stringify(value));
+  }
+  return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(value));
+}
+
+async function readBot(repo: Repository, id: string): Promise<Bot> {
+  return (await repo.readResource<Resource>('Bot', id)).resource as unknown as Bot;
+}
+
+export function registerBotOperations(registry: OperationRegistry, deps: BotOperationDeps): void {
+  const execute = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: string | undefined,
+  ): Promise<FastifyReply> => {
+    const { repo } = ctx(request);
+    let bot: Bot;
+    if (id) {
+      bot = await readBot(repo, id);
+    } else {
+      const identifier = new URLSearchParams(request.url.split('?')[1] ?? '').get('identifier');
+      if (!identifier) {
+        fail(
+          badRequest('Bot/$execute needs an identifier parameter (system|value) or a bot id in the path', 'identifier'),
+        );
+      }
+      bot = await deps.runner.resolve(repo, identifier);
+    }
+    const { input, contentType } = executeInput(request, id ? [] : ['identifier']);
+    const traceId = request.headers['x-trace-id'];
+    const result = await deps.runner.run({
+      bot,
+      input,
+      contentType,
+      callerRepo: repo,
+      requester: repo.scope.author,
+      traceId: typeof traceId === 'string' && /^[\w.-]{1,64}$/.test(traceId) ? traceId : request.id,
+    });
+    return sendResult(request, reply, result);
+  };
+
+  registry.register({
+    name: 'execute',
+    levels: ['instance', 'type'],
+    resourceTypes: ['Bot'],
+    methods: ['GET', 'POST'],
+    handler: (request, reply, target) => execute(request, reply, target.id),
+  });
+
+  registry.register({
+    name: 'deploy',
+    levels: ['instance'],
+    resourceTypes: ['Bot'],
+    methods: ['POST'],
+    handler: async (request, reply, target) => {
+      const { repo } = ctx(request);
+      const bot = await readBot(repo, target.id as string);
+      const body = (request.body ?? {}) as { code?: unknown; filename?: unknown };
+      if (typeof body !== 'object' || Buffer.isBuffer(body) || Array.isArray(body)) {
+        fail(badRequest('$deploy takes a JSON body { code?, filename? }'));
+      }
+      if (body.code !== undefined && typeof body.code !== 'string') {
+        fail(badRequest('code must be a string of JavaScript', 'code'));
+      }
+      if (body.filename !== undefined && typeof body.filename !== 'string') {
+        fail(badRequest('filename must be a string', 'filename'));
+      }
+      const projectId = bot.meta?.project as string;
+      let compiled: string;
+      let filename: string;
+      if (typeof body.code === 'string') {
+        filename = body.filename ?? 'index.js';
+        compiled = await compileBotSource(body.code, filename);
+      } else {
+        if (!bot.sourceCode) {
+          fail(badRequest('The bot has no sourceCode to compile; send code in the body', 'Bot.sourceCode'));
+        }
+        filename = body.filename ?? bot.sourceCode.title ?? 'index.ts';
+        const source = await readAttachmentText(repo, deps.binaryStore, bot.sourceCode, 'Bot.sourceCode');
+        compiled = await compileBotSource(source, filename, bot.sourceCode.contentType);
+      }
+      const executableCode = await storeCode(
+        deps.systemRepo(projectId),
+        deps.binaryStore,
+        compiled,
+        filename.replace(/\.(ts|mts|cts|tsx)$/i, '.js'),
+      );
+      await repo.updateResource({ ...bot, executableCode } as unknown as Resource, {
+        ifMatch: Number(bot.meta?.versionId),
+      });
+      return sendJson(reply, 200, allOk);
+    },
+  });
+}

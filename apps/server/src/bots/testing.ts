@@ -1,0 +1,71 @@
+// Test helpers for bots and subscriptions (used by *.test.ts only).
+import type { Resource } from '@hearth/core';
+import type { TestApp } from '../test/app.js';
+
+export const FHIR_JSON = 'application/fhir+json';
+
+/** The project requests of the test app act in (the stub context: the super admin project). */
+export function testProjectId(t: TestApp): string {
+  return t.services.superAdminProjectId;
+}
+
+/** Creates a Bot and its ProjectMembership (what POST /admin/projects/{id}/bot does). */
+export async function createBot(t: TestApp, bot: Partial<Resource> = {}): Promise<Resource & { id: string }> {
+  const projectId = testProjectId(t);
+  const repo = t.services.systemRepo(projectId);
+  const { resource } = await repo.createResource({ resourceType: 'Bot', name: 'test bot', ...bot });
+  await repo.createResource({
+    resourceType: 'ProjectMembership',
+    project: { reference: `Project/${projectId}` },
+    user: { reference: `Bot/${resource.id}` },
+    profile: { reference: `Bot/${resource.id}` },
+  });
+  return resource as Resource & { id: string };
+}
+
+/** POSTs JSON to a URL of the test server and returns status, headers and body text. */
+export async function post(
+  t: TestApp,
+  path: string,
+  body: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; headers: Headers; text: string; json: () => unknown }> {
+  const res = await fetch(new URL(path, t.baseUrl), {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+export async function get(
+  t: TestApp,
+  path: string,
+): Promise<{ status: number; headers: Headers; text: string; json: () => unknown }> {
+  const res = await fetch(new URL(path, t.baseUrl));
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+/** Deploys JavaScript or TypeScript code to a bot. */
+export async function deploy(t: TestApp, botId: string, code: string, filename = 'index.ts'): Promise<void> {
+  const res = await post(t, `fhir/R4/Bot/${botId}/$deploy`, { code, filename });
+  if (res.status !== 200) {
+    throw new Error(`deploy failed: ${res.status} ${res.text}`);
+  }
+}
+
+export async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error('timed out waiting');
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,58 @@
+import { badRequest, fail, type Reference } from '@hearth/core';
+import type { Queryable } from '../platform/postgres.js';
+import { Repository, type RepositoryDeps } from '../storage/repository.js';
+import { parseStored } from '../storage/serialize.js';
+import type { RepositoryScope } from '../storage/types.js';
+
+/**
+ * Repositories acting as a project member, for work done on a member's behalf outside any request:
+ * a bot run acts as the bot's own membership; a subscription delivery reads as the subscription's
+ * author. The member's access policy applies exactly as it would to their own requests.
+ */
+export interface MemberRepositories {
+  /**
+   * A repository acting as the active membership whose profile is `profile` ("Bot/1",
+   * "Practitioner/2") in `projectId`. Throws a 400 naming the problem when there is none.
+   */
+  forProfile(projectId: string, profile: string): Promise<Repository>;
+}
+
+/** Builds the access part of a member's scope (auth/: access policy, linked projects, admin role). */
+export type MemberScopeBuilder = (membershipReference: string, profile: Reference) => Promise<RepositoryScope>;
+
+interface MembershipRow {
+  id: string;
+  active?: boolean;
+  profile?: Reference;
+}
+
+/**
+ * Finds the membership of a profile and scopes a repository to it. `scopeOf` (from auth/) adds the
+ * member's access rules; without it the member reads and writes its own project only.
+ */
+export function memberRepositories(
+  deps: RepositoryDeps,
+  db: Queryable,
+  scopeOf?: MemberScopeBuilder,
+): MemberRepositories {
+  return {
+    async forProfile(projectId, profile) {
+      const result = await db.query<{ content: string }>(
+        `SELECT content FROM "ProjectMembership"
+         WHERE project_id = $1::uuid AND NOT deleted AND (nullif(content, '')::jsonb)->'profile'->>'reference' = $2
+         LIMIT 2`,
+        [projectId, profile],
+      );
+      const memberships = result.rows.map((r) => parseStored(r.content) as unknown as MembershipRow);
+      const membership = memberships.find((m) => m.active !== false);
+      if (!membership) {
+        fail(badRequest(`${profile} has no active membership in project ${projectId}`));
+      }
+      const ref = { reference: profile };
+      const scope = scopeOf
+        ? await scopeOf(`ProjectMembership/${membership.id}`, ref)
+        : { projectId, readProjects: [projectId], author: ref };
+      return new Repository(deps, scope);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../platform/logger.js';
+import type { Pool } from '../platform/postgres.js';
+import { OutboundPolicy } from '../platform/outbound-http.js';
+import type { BinaryStore } from '../storage/binary-store.js';
+import type { Repository, RepositoryDeps } from '../storage/repository.js';
+import type { WriteListener } from '../storage/types.js';
+import type { SearchModule } from '../search/service.js';
+import type { OperationRegistry } from '../fhir/operations/registry.js';
+import { createBotModule, type BotModule } from '../bots/module.js';
+import { memberRepositories, type MemberRepositories, type MemberScopeBuilder } from './actor.js';
+import { JobQueue } from './queue.js';
+
+export interface AutomationDeps {
+  config: Config;
+  pool: Pool;
+  logger: Logger;
+  repositoryDeps: RepositoryDeps;
+  systemRepo: (projectId?: string) => Repository;
+  search: SearchModule;
+  binaryStore: BinaryStore;
+  operations: OperationRegistry;
+  listeners: WriteListener[];
+  /** auth/: the access scope of a membership (policies, linked projects); without it, own project only. */
+  memberScope?: MemberScopeBuilder;
+}
+
+/** Background jobs, bots and subscriptions, built and started together (services.ts). */
+export interface Automation {
+  jobs: JobQueue;
+  bots: BotModule;
+  members: MemberRepositories;
+  outbound: OutboundPolicy;
+  /** Graceful stop: running jobs finish (up to the shutdown timeout), isolates are freed. */
+  stop(): Promise<void>;
+}
+
+export async function createAutomation(deps: AutomationDeps): Promise<Automation> {
+  const { config, logger } = deps;
+  const jobs = new JobQueue({
+    pool: deps.pool,
+    logger,
+    workersEnabled: config.workersEnabled,
+    concurrency: config.workerConcurrency,
+    pollingIntervalMs: config.jobPollingIntervalMs,
+    retryDelaySeconds: config.jobRetryDelaySeconds,
+  });
+  const outbound = new OutboundPolicy(config.outboundAllowList);
+  const members = memberRepositories(deps.repositoryDeps, deps.pool, deps.memberScope);
+  const bots = createBotModule({
+    config,
+    logger,
+    members,
+    systemRepo: deps.systemRepo,
+    binaryStore: deps.binaryStore,
+    search: deps.search.service,
+    outbound,
+  });
+  bots.registerOperations(deps.operations);
+  await jobs.start();
+  let stopped = false;
+  return {
+    jobs,
+    bots,
+    members,
+    outbound,
+    async stop() {
+      if (stopped) {
+        return;
+      }
+      stopped = true;
+      await jobs.stop(config.shutdownTimeoutMs);
+      bots.close();
+    },
+  };
+}
