@@ -12,6 +12,12 @@ import type { PatchOperation, RequestOptions } from './types.js';
 /** Any resource: a generated resource type or any resource-shaped JSON. */
 export type AnyResource = Resource | FhirResource;
 
+/**
+ * The type a write resolves with: the generated type of a known resourceType (so that
+ * `createResource({ resourceType: 'Patient', ... })` gives a Patient, with id and meta), else T.
+ */
+export type WrittenResource<T> = T extends { resourceType: infer K extends ResourceType } ? ExtractResource<K> : T;
+
 /** The resources of a search result, with the Bundle they came in. */
 export type ResourceArray<T> = T[] & { bundle: Bundle<T> };
 
@@ -45,9 +51,9 @@ function requireType(resource: AnyResource | undefined): string {
 
 export class FhirClient extends AuthClient {
   /** Creates a resource (POST [type]); resolves with it as stored, with id and meta. */
-  async createResource<T extends AnyResource>(resource: T, options?: RequestOptions): Promise<T> {
+  async createResource<T extends AnyResource>(resource: T, options?: RequestOptions): Promise<WrittenResource<T>> {
     const type = requireType(resource);
-    const created = await this.post<T>(this.fhirUrl(type), resource, undefined, options);
+    const created = await this.post<WrittenResource<T>>(this.fhirUrl(type), resource, undefined, options);
     this.remember(created);
     return created;
   }
@@ -120,14 +126,17 @@ export class FhirClient extends AuthClient {
   }
 
   /** Replaces a resource (PUT [type]/[id]); resolves with the stored version. */
-  async updateResource<T extends AnyResource>(resource: T, options?: UpdateOptions): Promise<T> {
+  async updateResource<T extends AnyResource>(resource: T, options?: UpdateOptions): Promise<WrittenResource<T>> {
     const type = requireType(resource);
     const id = requireId(resource.id, 'updateResource');
     const { ifMatch, ...rest } = options ?? {};
     const headers = ifMatch ? { ...rest.headers, 'If-Match': `W/"${ifMatch}"` } : rest.headers;
-    const updated = await this.put<T | undefined>(this.fhirUrl(type, id), resource, undefined, { ...rest, headers });
+    const updated = await this.put<WrittenResource<T> | undefined>(this.fhirUrl(type, id), resource, undefined, {
+      ...rest,
+      headers,
+    });
     // 304 Not Modified (or an empty answer under Prefer: return=minimal): the resource is as sent.
-    const result = updated ?? resource;
+    const result = updated ?? (resource as unknown as WrittenResource<T>);
     this.remember(result);
     return result;
   }
@@ -136,9 +145,13 @@ export class FhirClient extends AuthClient {
    * Creates or updates the one resource matching `query` (conditional update, PUT [type]?query,
    * hl7.org/fhir/R4/http.html#cond-update).
    */
-  async upsertResource<T extends AnyResource>(resource: T, query: QueryTypes, options?: RequestOptions): Promise<T> {
+  async upsertResource<T extends AnyResource>(
+    resource: T,
+    query: QueryTypes,
+    options?: RequestOptions,
+  ): Promise<WrittenResource<T>> {
     const type = requireType(resource);
-    const result = await this.put<T>(this.fhirSearchUrl(type, query), resource, undefined, options);
+    const result = await this.put<WrittenResource<T>>(this.fhirSearchUrl(type, query), resource, undefined, options);
     this.remember(result);
     return result;
   }
@@ -216,7 +229,8 @@ export class FhirClient extends AuthClient {
   }
 
   /** Keeps a resource just written as the answer to its read. */
-  private remember(resource: AnyResource | undefined): void {
+  private remember(written: unknown): void {
+    const resource = written as AnyResource | undefined;
     if (resource?.resourceType && resource.id) {
       this.cache.set(this.fhirUrl(resource.resourceType, resource.id), resource);
     }

@@ -1,5 +1,11 @@
 export { HearthClient } from './client.js';
-export { bundleToResourceArray, type AnyResource, type ResourceArray, type UpdateOptions } from './fhir.js';
+export {
+  bundleToResourceArray,
+  type AnyResource,
+  type ResourceArray,
+  type UpdateOptions,
+  type WrittenResource,
+} from './fhir.js';
 export { DEFAULT_ACCEPT, FHIR_JSON, JSON_PATCH, toSearchParams, type QueryTypes } from './http.js';
 export { computeCodeChallenge, generateCodeVerifier, parseJwtPayload } from './pkce.js';
 export { LocalStorage, MemoryStorage, type ClientStorage } from './storage.js';
