@@ -130,57 +130,6 @@ export const configSchema = {
     5,
     'Delivery attempts of one notification before it is given up (a Subscription may lower it with the subscription-max-attempts extension).',
   ),
-  // ---- background jobs, bots and subscriptions (jobs/, bots/, subscriptions/) ----
-  workersEnabled: key(
-    'HEARTH_WORKERS_ENABLED',
-    'boolean',
-    true,
-    'Whether this process runs background jobs (subscription deliveries, bot runs, async operations). Every process may; jobs are shared through PostgreSQL.',
-  ),
-  workerConcurrency: key('HEARTH_WORKER_CONCURRENCY', 'integer', 16, 'Jobs of one queue this process runs at once.'),
-  jobPollingIntervalMs: key(
-    'HEARTH_JOB_POLLING_INTERVAL_MS',
-    'integer',
-    1000,
-    'How often an idle worker looks for jobs queued by other processes (at least 500). Jobs queued by the same process start at once.',
-  ),
-  jobRetryDelaySeconds: key(
-    'HEARTH_JOB_RETRY_DELAY_SECONDS',
-    'integer',
-    10,
-    'First retry delay of a failed job; each further retry waits about twice as long (exponential backoff with jitter).',
-  ),
-  botTimeoutMs: key(
-    'HEARTH_BOT_TIMEOUT_MS',
-    'integer',
-    10000,
-    'Longest a bot run may take (wall clock) before its isolate is destroyed; Bot.timeout (seconds) may shorten it.',
-  ),
-  botMemoryLimitMb: key('HEARTH_BOT_MEMORY_LIMIT_MB', 'integer', 128, 'Heap limit of each bot isolate, in MB.'),
-  botWarmIsolates: key(
-    'HEARTH_BOT_WARM_ISOLATES',
-    'integer',
-    16,
-    'Idle bot isolates kept warm for reuse (each run still gets a fresh context); 0 creates one isolate per run.',
-  ),
-  outboundAllowList: key(
-    'HEARTH_OUTBOUND_ALLOW_LIST',
-    'string[]',
-    [],
-    'Hosts, IP addresses or CIDR ranges that rest-hook subscriptions and bot fetch may reach although they are loopback, private, link-local or cloud metadata addresses (blocked otherwise). Comma separated.',
-  ),
-  outboundTimeoutMs: key(
-    'HEARTH_OUTBOUND_TIMEOUT_MS',
-    'integer',
-    15000,
-    'Timeout of one outbound HTTP request (rest-hook delivery, bot fetch).',
-  ),
-  subscriptionMaxAttempts: key(
-    'HEARTH_SUBSCRIPTION_MAX_ATTEMPTS',
-    'integer',
-    5,
-    'Delivery attempts of one notification before it is given up (a Subscription may lower it with the subscription-max-attempts extension).',
-  ),
   logLevel: key('HEARTH_LOG_LEVEL', 'string', 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
   shutdownTimeoutMs: key(
     'HEARTH_SHUTDOWN_TIMEOUT_MS',
