@@ -105,6 +105,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         }),
       { prefix: `${prefix}/fhir/R4` },
     );
+    await app.register((scope) => deps.services.terminology.routes(scope, deps.services.contextFor), {
+      prefix: `${prefix}/fhir/R4`,
+    });
   }
   await app.register(automationPlugin, {
     automation: deps.services.automation,

@@ -95,7 +95,7 @@ export async function expandDefinition(
     ORDER BY ${order.join(', ')} LIMIT ${p(limit)} OFFSET ${p(offset)}`;
   const rows = await runTerminologyQuery<MemberRow>(db, sql, compiler.params);
   let total = rows.length > 0 ? Number(rows[0].total) : 0;
-  if (rows.length === 0 && offset > 0) {
+  if (rows.length === 0 && (offset > 0 || limit === 0)) {
     const counted = await runTerminologyQuery<{ n: number }>(
       db,
       `SELECT count(*)::int AS n FROM (${members}) m ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`,

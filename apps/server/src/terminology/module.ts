@@ -2,15 +2,19 @@ import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import type { RepositoryDeps } from '../storage/repository.js';
 import type { SearchIndexer } from '../storage/types.js';
+import type { FastifyInstance } from 'fastify';
+import type { FhirContextFactory } from '../fhir/context-factory.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { createBindingChecker, type BindingChecker } from './bindings.js';
 import { withTerminologyIndexing } from './indexer.js';
 import { loadR4Terminology, type LoadResult } from './loader.js';
 import { expandOperation } from './operations/expand.js';
+import { importOperation } from './operations/import.js';
 import { lookupOperation } from './operations/lookup.js';
 import { subsumesOperation } from './operations/subsumes.js';
 import { translateOperation } from './operations/translate.js';
 import { codeSystemValidateCodeOperation, valueSetValidateCodeOperation } from './operations/validate-code.js';
+import { terminologyRoutes } from './routes.js';
 
 /** Terminology's faces towards the rest of the server, built once in services.ts. */
 export interface TerminologyModule {
@@ -22,11 +26,15 @@ export interface TerminologyModule {
   registerOperations(registry: OperationRegistry): void;
   /** Required-binding checks against the global value sets, for the validator. */
   bindings: BindingChecker;
+  /** HTTP routes for streamed $import bodies; register under the FHIR base prefix (app.ts). */
+  routes(app: FastifyInstance, contextFor: FhirContextFactory): Promise<void>;
 }
 
 export function createTerminologyModule(pool: Pool, logger: Logger): TerminologyModule {
   let globalProjectId: string | undefined;
   const bindings = createBindingChecker(pool);
+  const deps = { pool, logger };
+  const importOp = importOperation(deps);
   return {
     bindings,
     wrapIndexer: (inner) =>
@@ -39,14 +47,15 @@ export function createTerminologyModule(pool: Pool, logger: Logger): Terminology
       globalProjectId = projectId;
       return loadR4Terminology(pool, deps, projectId, logger);
     },
+    routes: (app, contextFor) => terminologyRoutes(app, { contextFor, importOperation: importOp }),
     registerOperations(registry) {
-      const deps = { pool, logger };
       registry.register(expandOperation(deps));
       registry.register(lookupOperation(deps));
       registry.register(valueSetValidateCodeOperation(deps));
       registry.register(codeSystemValidateCodeOperation(deps));
       registry.register(subsumesOperation(deps));
       registry.register(translateOperation(deps));
+      registry.register(importOp);
     },
   };
 }
