@@ -5,7 +5,9 @@ import { clampMs, parseDateRange, toTimestamp, type DateRange } from '../values/
 function push(rows: RowSet, code: string, grp: number, range: DateRange): void {
   const low = clampMs(range.low);
   const high = clampMs(range.high);
-  rows.date.push({ code, grp, values: [toTimestamp(low), toTimestamp(high)], sortLow: low, sortHigh: high });
+  // Sorted by the start in both directions: "latest first" means the latest start, even when a
+  // Period is still open (its end is unbounded).
+  rows.date.push({ code, grp, values: [toTimestamp(low), toTimestamp(high)], sortLow: low, sortHigh: low });
 }
 
 /** A Period: from the start of `start` to the end of `end`; an open end is unbounded. */

@@ -39,7 +39,7 @@ function keyColumn(param: ParamDef): KeyColumn | undefined {
   const kind = KIND_OF[param.type];
   switch (kind) {
     case 'date':
-      return { kind, asc: 'low', desc: 'high', type: 'timestamptz' };
+      return { kind, asc: 'low', desc: 'low', type: 'timestamptz' };
     case 'number':
       return { kind, asc: 'low', desc: 'high', type: 'numeric' };
     case 'quantity':

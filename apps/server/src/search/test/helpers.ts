@@ -2,6 +2,11 @@ import type { TestApp } from '../../test/app.js';
 
 export const FHIR = 'application/fhir+json';
 
+/** The test project admin's Authorization header, when the app requires sign-in. */
+export function auth(t: TestApp): Record<string, string> {
+  return (t as TestApp & { authHeaders?: Record<string, string> }).authHeaders ?? {};
+}
+
 export interface SearchBundle {
   resourceType: 'Bundle';
   total?: number;
@@ -23,7 +28,7 @@ export async function createAll<T extends { resourceType: string }>(
     const res = await t.app.inject({
       method: 'POST',
       url: `/fhir/R4/${r.resourceType}`,
-      headers: { 'content-type': FHIR },
+      headers: { 'content-type': FHIR, ...auth(t) },
       payload: JSON.stringify(r),
     });
     if (res.statusCode !== 201) {
@@ -36,7 +41,7 @@ export async function createAll<T extends { resourceType: string }>(
 
 /** GET a search; fails the test on a non-200 answer. */
 export async function search(t: TestApp, url: string, headers: Record<string, string> = {}): Promise<SearchBundle> {
-  const res = await t.app.inject({ url: `/fhir/R4/${url}`, headers });
+  const res = await t.app.inject({ url: `/fhir/R4/${url}`, headers: { ...auth(t), ...headers } });
   if (res.statusCode !== 200) {
     throw new Error(`GET ${url}: ${res.statusCode} ${res.body}`);
   }
@@ -60,6 +65,6 @@ export async function status(
   url: string,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await t.app.inject({ url: `/fhir/R4/${url}`, headers });
+  const res = await t.app.inject({ url: `/fhir/R4/${url}`, headers: { ...auth(t), ...headers } });
   return { status: res.statusCode, body: res.json() };
 }

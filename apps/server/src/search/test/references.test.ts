@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/app.js';
-import { FHIR, search, status, type SearchBundle } from './helpers.js';
+import { auth, FHIR, search, status, type SearchBundle } from './helpers.js';
 
 let t: TestApp;
 const byId = new Map<string, string>();
@@ -12,7 +12,7 @@ async function put(name: string, resource: Record<string, unknown>): Promise<voi
   const res = await t.app.inject({
     method: 'PUT',
     url: `/fhir/R4/${resource.resourceType as string}/${id}`,
-    headers: { 'content-type': FHIR },
+    headers: { 'content-type': FHIR, ...auth(t) },
     payload: JSON.stringify({ ...resource, id }),
   });
   if (res.statusCode >= 300) throw new Error(`${name}: ${res.statusCode} ${res.body}`);

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../test/app.js';
+import { auth, createAll, ids, search, status, type SearchBundle } from './helpers.js';
+
+let t: TestApp;
+const dates = new Map<string, string | undefined>();
+
+function relative(url: string): string {
+  return url.slice(url.indexOf('/fhir/R4/') + '/fhir/R4/'.length);
+}
+function link(b: SearchBundle, relation: string): string | undefined {
+  const l = b.link?.find((x) => x.relation === relation);
+  return l ? relative(l.url) : undefined;
+}
+
+/** Follows next links from `url`; returns every match id in order and the number of pages. */
+async function walk(url: string): Promise<{ all: string[]; pages: number }> {
+  const all: string[] = [];
+  let next: string | undefined = url;
+  let pages = 0;
+  while (next) {
+    const b = await search(t, next);
+    all.push(...ids(b));
+    next = link(b, 'next');
+    pages++;
+    if (pages > 100) throw new Error('too many pages');
+  }
+  return { all, pages };
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  // 25 encounters: 21 with a period start (some equal), 4 without.
+  const resources = [];
+  for (let i = 0; i < 25; i++) {
+    const start = i < 21 ? `2020-01-${String((i % 7) + 1).padStart(2, '0')}T0${i % 3}:00:00Z` : undefined;
+    resources.push({
+      resourceType: 'Encounter',
+      status: i % 2 ? 'finished' : 'planned',
+      class: { code: 'AMB' },
+      ...(start ? { period: { start } } : {}),
+      meta: { tag: [{ system: 'http://test', code: 'paging' }] },
+    });
+  }
+  const created = await createAll(t, resources);
+  created.forEach((c, i) => dates.set(c.id, (resources[i] as { period?: { start: string } }).period?.start));
+  await createAll(t, [
+    { resourceType: 'Patient', name: [{ family: "O'Brien; DROP TABLE resource;--" }], gender: 'male' },
+    { resourceType: 'Patient', name: [{ family: 'Zeta' }], gender: 'female', birthDate: '1990-01-01' },
+  ]);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('paging', () => {
+  it('pages with keyset next links through every match exactly once', async () => {
+    const first = await search(t, 'Encounter?_count=10');
+    expect(ids(first)).toHaveLength(10);
+    expect(first.total).toBeUndefined();
+    expect(link(first, 'next')).toContain('_cursor=');
+    const { all, pages } = await walk('Encounter?_count=10');
+    expect(pages).toBe(3);
+    expect(new Set(all).size).toBe(25);
+    expect(all).toEqual([...all].sort());
+  });
+
+  it('defaults _count to 20 and caps it at 1000', async () => {
+    expect(ids(await search(t, 'Encounter'))).toHaveLength(20);
+    expect(ids(await search(t, 'Encounter?_count=5000'))).toHaveLength(25);
+  });
+
+  it('accepts _offset, with previous links, and reports the total on the last page', async () => {
+    const all = ids(await search(t, 'Encounter?_count=100'));
+    const page = await search(t, 'Encounter?_count=10&_offset=10');
+    expect(ids(page)).toEqual(all.slice(10, 20));
+    expect(link(page, 'previous')).not.toContain('_offset');
+    const last = await search(t, 'Encounter?_count=10&_offset=20');
+    expect(last.total).toBe(25);
+    expect(link(last, 'previous')).toContain('_offset=10');
+    expect((await status(t, 'Encounter?_offset=20000')).status).toBe(400);
+  });
+
+  it('refuses a forged cursor', async () => {
+    expect((await status(t, 'Encounter?_cursor=bm9wZQ')).status).toBe(400);
+  });
+});
+
+describe('_sort', () => {
+  it('sorts by a date descending, resources without one last, across pages', async () => {
+    const { all } = await walk('Encounter?_sort=-date&_count=4');
+    expect(all).toHaveLength(25);
+    const starts = all.map((id) => dates.get(id));
+    const withDate = starts.filter(Boolean) as string[];
+    expect(withDate).toEqual([...withDate].sort().reverse());
+    expect(starts.slice(21)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+  it('sorts ascending and by several keys', async () => {
+    const asc = ids(await search(t, 'Encounter?_sort=date&_count=30'));
+    const starts = asc.map((id) => dates.get(id)).filter(Boolean) as string[];
+    expect(starts).toEqual([...starts].sort());
+    const multi = await walk('Encounter?_sort=status,-date&_count=3');
+    expect(new Set(multi.all).size).toBe(25);
+  });
+  it('sorts by _lastUpdated and _id', async () => {
+    const { all } = await walk('Encounter?_sort=-_lastUpdated&_count=7');
+    expect(all).toHaveLength(25);
+    const byId = ids(await search(t, 'Encounter?_sort=-_id&_count=30'));
+    expect(byId).toEqual([...byId].sort().reverse());
+  });
+});
+
+describe('result parameters', () => {
+  it('_total accurate and estimate; _summary=count', async () => {
+    expect((await search(t, 'Encounter?_count=1&_total=accurate')).total).toBe(25);
+    expect((await search(t, 'Encounter?_count=1&_total=estimate')).total).toBe(25);
+    const count = await search(t, 'Encounter?_summary=count&status=finished');
+    expect(count.total).toBe(12);
+    expect(count.entry).toBeUndefined();
+  });
+  it('_elements and _summary shape entries', async () => {
+    const b = await search(t, 'Patient?name=zeta&_elements=gender');
+    const p = b.entry![0].resource as Record<string, unknown>;
+    expect(p.gender).toBe('female');
+    expect(p.name).toBeUndefined();
+    expect(JSON.stringify(p.meta)).toContain('SUBSETTED');
+  });
+});
+
+describe('errors and handling', () => {
+  it('ignores unknown parameters under lenient handling and says so', async () => {
+    const b = await search(t, 'Patient?foo=bar&gender=female');
+    expect(ids(b)).toHaveLength(1);
+    const outcome = b.entry!.find((e) => e.search.mode === 'outcome');
+    expect(JSON.stringify(outcome?.resource)).toContain('foo');
+  });
+  it('answers 400 to unknown parameters under strict handling', async () => {
+    const res = await status(t, 'Patient?foo=bar', { prefer: 'handling=strict' });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('foo');
+  });
+  it('400 for malformed values, naming the parameter', async () => {
+    for (const url of [
+      'Patient?birthdate=notadate',
+      'Patient?_count=-1',
+      'Patient?name:missing=maybe',
+      'Patient?gender:above=x',
+      'Patient?_sort=nosuchparam',
+    ]) {
+      const res = await status(t, url, { prefer: 'handling=strict' });
+      expect(res.status, url).toBe(400);
+    }
+  });
+  it('binds hostile values as data', async () => {
+    const b = await search(t, `Patient?name=${encodeURIComponent("O'Brien; DROP")}`);
+    expect(ids(b)).toHaveLength(1);
+    expect(ids(await search(t, `Patient?name=${encodeURIComponent("%' OR '1'='1")}`))).toHaveLength(0);
+    expect(ids(await search(t, `Patient?name=${encodeURIComponent('%')}`))).toHaveLength(0);
+  });
+});
+
+describe('search forms', () => {
+  it('POST _search with a form body', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Patient/_search',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth(t) },
+      payload: 'gender=female&_count=5',
+    });
+    expect(res.statusCode).toBe(200);
+    expect(ids(res.json())).toHaveLength(1);
+  });
+  it('system search with _type and a common parameter', async () => {
+    const b = await search(t, '?_type=Patient,Encounter&_tag=http://test|paging&_count=50');
+    expect(ids(b)).toHaveLength(25);
+    const mixed = await search(t, '_search?_type=Patient,Encounter&_count=50');
+    expect(ids(mixed)).toHaveLength(27);
+  });
+});
