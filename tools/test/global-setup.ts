@@ -65,10 +65,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('pgTemplate', template);
 
   return async () => {
-    // Drop the template and any test database a crashed worker left behind.
+    // Drop the template and any test database of this run a crashed worker left behind (only this
+    // run's: other runs may share the server).
     const leftovers = await admin.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname LIKE 'hearth_t\\_%' OR datname = $1`,
-      [template],
+      `SELECT datname FROM pg_database WHERE datname LIKE $2 OR datname = $1`,
+      [template, `hearth\\_t\\_${template.replace(/^hearth_tpl_/, '')}\\_%`],
     );
     for (const { datname } of leftovers.rows) {
       await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => undefined);

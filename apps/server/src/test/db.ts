@@ -17,7 +17,10 @@ function withDatabase(url: string, database: string): string {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
   const template = inject('pgTemplate');
-  const name = `hearth_t_${randomBytes(6).toString('hex')}`;
+  // Named after the run's template, so that a run's teardown drops only its own databases, never
+  // those of another test run sharing the PostgreSQL server.
+  const run = template.replace(/^hearth_tpl_/, '');
+  const name = `hearth_t_${run}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
