@@ -47,6 +47,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
 
+  // Graceful shutdown: close() only drops connections idle at that moment; a keep-alive connection
+  // whose in-flight response finishes later is ended here instead of lingering until its timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onResponse', async (request) => {
+    if (closing) {
+      request.raw.socket?.end();
+    }
+  });
+
   // Bodies: JSON types parsed with depth and prototype checks; forms as text; anything else raw (Binary).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (_req, body, done) => {

@@ -27,6 +27,13 @@ const FHIR_JSON_TYPES = new Set(['application/fhir+json', 'application/json+fhir
 export async function binaryRoutes(app: FastifyInstance, deps: BinaryRoutesDeps): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  // An upload refused before its end (413, 4xx): the rest of the body is not worth reading,
+  // so the connection closes after the answer instead of waiting for it.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+    }
+  });
 
   app.post('/Binary', (request, reply) => writeBinary(request, reply, deps));
   app.put('/Binary', (request, reply) => writeBinary(request, reply, deps, { conditional: true }));
