@@ -38,13 +38,14 @@ export interface Services {
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
   const validator = createValidator();
   const shaper = createShaper();
+  const terminology = createTerminologyModule(pool, logger);
   const search = createSearchModule({
     pool,
     fhirBase: `${config.baseUrl}fhir/R4/`,
     shape: (resource, summary, elements) => shapeResource(resource, { pretty: false, summary, elements }, shaper),
+    expandValueSet: terminology.expandValueSet,
   });
   const listeners: WriteListener[] = [];
-  const terminology = createTerminologyModule(pool, logger);
   const repositoryDeps: RepositoryDeps = {
     pool,
     validator,

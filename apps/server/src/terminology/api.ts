@@ -3,7 +3,7 @@
  * token modifiers, and required-binding validation. Everything here reads the terminology tables;
  * nothing here throws for an unknown value set or code system: it answers `undefined` instead.
  */
-import { OperationOutcomeError } from '@hearth/core';
+import { badRequest, fail, OperationOutcomeError, tooCostly } from '@hearth/core';
 import type { Queryable } from '../platform/postgres.js';
 import { ComposeCompiler } from './compile.js';
 import { expandDefinition, findMember, MAX_EXPANSION } from './expand.js';
@@ -51,6 +51,29 @@ export async function expandCodes(
     }
     return page.contains.map((c) => ({ system: c.system ?? null, code: c.code }));
   });
+}
+
+/**
+ * The search module's `ValueSetExpander` for `:in` / `:not-in` (search/query/context.ts): the codes
+ * of a value set as seen from one project. Unlike {@link expandCodes} it explains failures: an
+ * unknown value set is a 400, one drawing on a code system not held here a 422, one of more than
+ * 10,000 codes a 400 too-costly.
+ */
+export async function expandForSearch(
+  db: Queryable,
+  scope: TerminologyScope,
+  valueSetUrl: string,
+): Promise<{ system?: string; code: string }[]> {
+  const { url, version } = splitCanonical(valueSetUrl);
+  const vs = await findValueSet(db, scope, url, { version });
+  if (!vs) {
+    fail(badRequest(`Unknown value set ${valueSetUrl}`));
+  }
+  const page = await expandDefinition(db, scope, vs, { count: MAX_EXPANSION + 1 });
+  if (page.total > MAX_EXPANSION) {
+    fail(tooCostly(`The value set ${valueSetUrl} has ${page.total} codes, more than :in can take (${MAX_EXPANSION})`));
+  }
+  return page.contains.map((c) => (c.system ? { system: c.system, code: c.code } : { code: c.code }));
 }
 
 /**

@@ -5,6 +5,7 @@ import type { SearchIndexer } from '../storage/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { FhirContextFactory } from '../fhir/context-factory.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
+import { expandForSearch } from './api.js';
 import { createBindingChecker, type BindingChecker } from './bindings.js';
 import { withTerminologyIndexing } from './indexer.js';
 import { loadR4Terminology, type LoadResult } from './loader.js';
@@ -26,6 +27,8 @@ export interface TerminologyModule {
   registerOperations(registry: OperationRegistry): void;
   /** Required-binding checks against the global value sets, for the validator. */
   bindings: BindingChecker;
+  /** Value set expansion for search's `:in` / `:not-in` (its `expandValueSet` option). */
+  expandValueSet(url: string, projectId: string): Promise<{ system?: string; code: string }[]>;
   /** HTTP routes for streamed $import bodies; register under the FHIR base prefix (app.ts). */
   routes(app: FastifyInstance, contextFor: FhirContextFactory): Promise<void>;
 }
@@ -47,6 +50,7 @@ export function createTerminologyModule(pool: Pool, logger: Logger): Terminology
       globalProjectId = projectId;
       return loadR4Terminology(pool, deps, projectId, logger);
     },
+    expandValueSet: (url, projectId) => expandForSearch(pool, { projects: [projectId] }, url),
     routes: (app, contextFor) => terminologyRoutes(app, { contextFor, importOperation: importOp }),
     registerOperations(registry) {
       registry.register(expandOperation(deps));
