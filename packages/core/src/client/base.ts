@@ -224,7 +224,9 @@ export class ClientBase {
   protected send<T>(request: SendRequest): Promise<T> {
     const url = resolveUrl(this.baseUrl, request.url);
     const req = { ...request, url };
-    if (request.method !== 'GET' || (request.responseType ?? 'json') !== 'json') {
+    // Only plain GETs share answers: other methods, other response types, and GETs with headers
+    // of their own (another Accept may mean another representation) go straight out.
+    if (request.method !== 'GET' || (request.responseType ?? 'json') !== 'json' || request.options?.headers) {
       const result = this.sendUncached<T>(req);
       if (request.method !== 'GET') {
         // Invalidate now (requests issued meanwhile must not get stale answers) and once answered.
