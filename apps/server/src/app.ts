@@ -109,6 +109,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           operations: deps.services.operations,
           search: deps.services.search.service,
           binary: deps.services.binaryStore,
+          searchParams: (type) =>
+            [...deps.services.search.registry.paramsFor(type).values()].map((p) => ({
+              name: p.code,
+              type: p.type,
+              definition: p.url,
+              documentation: p.description,
+            })),
           limits: {
             maxBundleEntries: config.maxBundleEntries,
             maxBodyBytes: config.maxBodyBytes,

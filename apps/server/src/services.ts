@@ -11,6 +11,7 @@ import { createSearchModule } from './search/module.js';
 import { createValidator, createShaper } from './fhir/definitions.js';
 import { shapeResource } from './fhir/elements.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
+import { validateOperation } from './fhir/operations/validate.js';
 import { BinaryStore } from './storage/binary-store.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
@@ -62,6 +63,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   await terminology.start(repositoryDeps, superAdminProjectId);
 
   const operations = new OperationRegistry();
+  operations.register(validateOperation(validator));
   terminology.registerOperations(operations);
   const contextFor: FhirContextFactory = async (request) => ({
     repo: new Repository(repositoryDeps, { projectId: superAdminProjectId, readProjects: [superAdminProjectId] }),

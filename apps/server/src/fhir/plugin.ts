@@ -11,10 +11,12 @@ import { conditionalPatchInteraction, patchInteraction } from './interactions/pa
 import { bundleInteraction } from './interactions/bundle.js';
 import { binaryRoutes } from './binary/routes.js';
 import type { BinaryStore } from '../storage/binary-store.js';
+import { createCapabilityStatement, type CapabilitySearchParam } from './capability.js';
+import { HEARTH_VERSION } from '../version.js';
 import type { ElementShaper } from './elements.js';
 import type { OperationRegistry } from './operations/registry.js';
 import type { SearchService } from '../search/service.js';
-import { sendJsonText } from '../http/fhir-reply.js';
+import { responseShape, sendJsonText } from '../http/fhir-reply.js';
 import type { FhirContextFactory } from './context-factory.js';
 
 export interface FhirPluginDeps {
@@ -24,6 +26,8 @@ export interface FhirPluginDeps {
   search: SearchService;
   binary: BinaryStore;
   limits: { maxBundleEntries: number; maxBodyBytes: number; maxJsonDepth: number };
+  /** The search parameters of a type, for the CapabilityStatement. */
+  searchParams?: (resourceType: string) => CapabilitySearchParam[];
 }
 
 type P<T> = FastifyRequest<{ Params: T }>;
@@ -84,6 +88,16 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     maxJsonBytes: deps.limits.maxBodyBytes,
     maxJsonDepth: deps.limits.maxJsonDepth,
   });
+
+  // The CapabilityStatement (public: the auth module lets GET metadata through without a token).
+  const capability = createCapabilityStatement({
+    operations: deps.operations,
+    searchParams: deps.searchParams,
+    version: HEARTH_VERSION,
+  });
+  app.get('/metadata', (request, reply) =>
+    sendJsonText(reply, 200, capability(ctx(request).fhirBase), responseShape(request).pretty),
+  );
 
   // System level
   app.get('/', (request, reply) => search(request, reply));

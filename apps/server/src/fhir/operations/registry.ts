@@ -19,6 +19,8 @@ export type OperationHandler = (
 export interface OperationDefinitionEntry {
   /** Name without the '$'. */
   name: string;
+  /** Canonical URL of the OperationDefinition, listed in the CapabilityStatement. */
+  definition?: string;
   /** Where the operation may be invoked; resourceTypes undefined means any type. */
   levels: OperationLevel[];
   resourceTypes?: string[];

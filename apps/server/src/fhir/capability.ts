@@ -1,0 +1,162 @@
+// GET [base]/metadata: the CapabilityStatement (hl7.org/fhir/R4/capabilitystatement.html),
+// derived from what is wired: stored types, the OperationRegistry and the search parameters.
+import { getAllResourceTypes, getTypeSchema, HEARTH_FHIR_BASE } from '@hearth/definitions';
+import type { OperationDefinitionEntry, OperationRegistry } from './operations/registry.js';
+
+/** One search parameter as the CapabilityStatement lists it. */
+export interface CapabilitySearchParam {
+  name: string;
+  type: string;
+  definition?: string;
+  documentation?: string;
+  /** Reference parameters: the types they may point to (undefined: any). */
+  target?: string[];
+}
+
+export interface CapabilityDeps {
+  operations: OperationRegistry;
+  /** Search parameters of a type (base R4 and platform ones). */
+  searchParams?: (resourceType: string) => CapabilitySearchParam[];
+  version: string;
+}
+
+/** Interactions every stored type supports (http.html). */
+const TYPE_INTERACTIONS = [
+  'read',
+  'vread',
+  'update',
+  'patch',
+  'delete',
+  'history-instance',
+  'history-type',
+  'create',
+  'search-type',
+];
+
+/** Canonical definitions of the operations the spec defines, for operations registered without one. */
+const KNOWN_DEFINITIONS: Record<string, string> = {
+  validate: 'http://hl7.org/fhir/OperationDefinition/Resource-validate',
+  expand: 'http://hl7.org/fhir/OperationDefinition/ValueSet-expand',
+  lookup: 'http://hl7.org/fhir/OperationDefinition/CodeSystem-lookup',
+  'validate-code': 'http://hl7.org/fhir/OperationDefinition/ValueSet-validate-code',
+  translate: 'http://hl7.org/fhir/OperationDefinition/ConceptMap-translate',
+  everything: 'http://hl7.org/fhir/OperationDefinition/Patient-everything',
+  'evaluate-measure': 'http://hl7.org/fhir/OperationDefinition/Measure-evaluate-measure',
+  export: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export',
+  'get-ws-binding-token': 'http://hl7.org/fhir/uv/subscriptions-backport/OperationDefinition/get-ws-binding-token',
+};
+
+function definitionOf(op: OperationDefinitionEntry): string {
+  return op.definition ?? KNOWN_DEFINITIONS[op.name] ?? `${HEARTH_FHIR_BASE}/OperationDefinition/${op.name}`;
+}
+
+/** Builds the statement once; it only changes when the server is redeployed. */
+export function createCapabilityStatement(deps: CapabilityDeps): (fhirBase: string) => string {
+  const started = new Date().toISOString();
+  let cached: { base: string; text: string } | undefined;
+  return (fhirBase) => {
+    if (cached?.base !== fhirBase) {
+      cached = { base: fhirBase, text: JSON.stringify(build(deps, fhirBase, started)) };
+    }
+    return cached.text;
+  };
+}
+
+function build(deps: CapabilityDeps, fhirBase: string, date: string): Record<string, unknown> {
+  const types = getAllResourceTypes();
+  const ops = deps.operations.all();
+  // Operations open to any type are listed once, at rest level; type-bound ones under their types.
+  const generic = ops.filter((op) => !op.resourceTypes || op.levels.includes('system'));
+  const paramsByType = new Map(types.map((t) => [t, deps.searchParams?.(t) ?? []]));
+
+  const resource = types.map((type) => {
+    const params = paramsByType.get(type) ?? [];
+    const entry: Record<string, unknown> = {
+      type,
+      profile: getTypeSchema(type)?.url ?? `http://hl7.org/fhir/StructureDefinition/${type}`,
+      interaction: TYPE_INTERACTIONS.map((code) => ({ code })),
+      versioning: 'versioned-update',
+      readHistory: true,
+      updateCreate: true,
+      conditionalCreate: true,
+      conditionalRead: 'full-support',
+      conditionalUpdate: true,
+      conditionalDelete: 'multiple',
+      referencePolicy: ['literal', 'local'],
+    };
+    const includes = params.filter((p) => p.type === 'reference').map((p) => `${type}:${p.name}`);
+    if (includes.length > 0) {
+      entry.searchInclude = includes;
+    }
+    if (params.length > 0) {
+      entry.searchParam = params.map((p) => {
+        const sp: Record<string, unknown> = { name: p.name, type: p.type };
+        if (p.definition) {
+          sp.definition = p.definition;
+        }
+        if (p.documentation) {
+          sp.documentation = p.documentation;
+        }
+        return sp;
+      });
+    }
+    const own = ops.filter((op) => op.resourceTypes?.includes(type) && !op.levels.includes('system'));
+    if (own.length > 0) {
+      entry.operation = uniqueOps(own);
+    }
+    return entry;
+  });
+
+  return {
+    resourceType: 'CapabilityStatement',
+    status: 'active',
+    date,
+    publisher: 'Hearth',
+    kind: 'instance',
+    software: { name: 'Hearth', version: deps.version },
+    implementation: { description: 'Hearth FHIR R4 server', url: fhirBase },
+    fhirVersion: '4.0.1',
+    format: ['json', 'application/fhir+json'],
+    patchFormat: ['application/json-patch+json', 'application/fhir+json'],
+    rest: [
+      {
+        mode: 'server',
+        security: {
+          cors: true,
+          service: [
+            {
+              coding: [
+                {
+                  system: 'http://terminology.hl7.org/CodeSystem/restful-security-service',
+                  code: 'SMART-on-FHIR',
+                },
+              ],
+            },
+          ],
+          extension: [
+            {
+              url: 'http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris',
+              extension: [
+                { url: 'authorize', valueUri: new URL('../../oauth2/authorize', fhirBase).toString() },
+                { url: 'token', valueUri: new URL('../../oauth2/token', fhirBase).toString() },
+              ],
+            },
+          ],
+        },
+        resource,
+        interaction: ['transaction', 'batch', 'search-system', 'history-system'].map((code) => ({ code })),
+        operation: uniqueOps(generic),
+      },
+    ],
+  };
+}
+
+function uniqueOps(ops: OperationDefinitionEntry[]): { name: string; definition: string }[] {
+  const seen = new Map<string, string>();
+  for (const op of ops) {
+    if (!seen.has(op.name)) {
+      seen.set(op.name, definitionOf(op));
+    }
+  }
+  return [...seen].map(([name, definition]) => ({ name, definition }));
+}

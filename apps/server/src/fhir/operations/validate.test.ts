@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../test/app.js';
+
+const FHIR = 'application/fhir+json';
+let t: TestApp;
+let auth: Record<string, string>;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  auth = (t as { authHeaders?: Record<string, string> }).authHeaders ?? {};
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function post(url: string, body: unknown) {
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...auth, 'content-type': FHIR },
+    payload: JSON.stringify(body),
+  });
+}
+
+describe('$validate', () => {
+  it('answers 200 with an informational outcome for a valid resource', async () => {
+    const res = await post('/fhir/R4/Patient/$validate', { resourceType: 'Patient', gender: 'male' });
+    expect(res.statusCode).toBe(200);
+    const outcome = res.json();
+    expect(outcome.resourceType).toBe('OperationOutcome');
+    expect(outcome.issue).toHaveLength(1);
+    expect(outcome.issue[0].severity).toBe('information');
+  });
+
+  it('answers 200 with one issue per problem, each with its FHIRPath location', async () => {
+    const res = await post('/fhir/R4/Patient/$validate', {
+      resourceType: 'Patient',
+      gender: 'nonsense',
+      birthDate: '1970-13-45',
+      name: [{ given: 'not-a-list' }],
+      colour: 'blue',
+    });
+    expect(res.statusCode).toBe(200);
+    const issues = res.json().issue as { severity: string; expression?: string[] }[];
+    const paths = issues.flatMap((i) => i.expression ?? []);
+    expect(paths).toEqual(expect.arrayContaining(['Patient.gender', 'Patient.birthDate', 'Patient.colour']));
+    expect(paths.some((p) => p.startsWith('Patient.name[0].given'))).toBe(true);
+    expect(issues.every((i) => i.severity === 'error')).toBe(true);
+  });
+
+  it('takes Parameters with resource and mode, and checks the type against the URL', async () => {
+    const res = await post('/fhir/R4/Observation/$validate', {
+      resourceType: 'Parameters',
+      parameter: [
+        { name: 'resource', resource: { resourceType: 'Patient' } },
+        { name: 'mode', valueCode: 'create' },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().issue[0].expression).toEqual(['resourceType']);
+    const badMode = await post('/fhir/R4/Patient/$validate', {
+      resourceType: 'Parameters',
+      parameter: [
+        { name: 'resource', resource: { resourceType: 'Patient' } },
+        { name: 'mode', valueCode: 'frobnicate' },
+      ],
+    });
+    expect(badMode.statusCode).toBe(400);
+  });
+
+  it('validates a stored resource at instance level, and a body against the URL id', async () => {
+    const created = await post('/fhir/R4/Patient', { resourceType: 'Patient', active: true });
+    const id = created.json().id;
+    const stored = await t.app.inject({ url: `/fhir/R4/Patient/${id}/$validate`, headers: auth });
+    expect(stored.statusCode).toBe(200);
+    expect(stored.json().issue[0].severity).toBe('information');
+    const mismatch = await post(`/fhir/R4/Patient/${id}/$validate`, { resourceType: 'Patient', id: 'other' });
+    expect(mismatch.statusCode).toBe(200);
+    expect(mismatch.json().issue.some((i: { expression?: string[] }) => i.expression?.[0] === 'Patient.id')).toBe(true);
+    const missing = await t.app.inject({ url: '/fhir/R4/Patient/no-such-patient/$validate', headers: auth });
+    expect(missing.statusCode).toBe(404);
+  });
+
+  it('answers 400 without a resource to validate, and 404 for an unknown type', async () => {
+    const empty = await t.app.inject({ method: 'POST', url: '/fhir/R4/Patient/$validate', headers: auth });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().resourceType).toBe('OperationOutcome');
+    const unknown = await post('/fhir/R4/Nonsense/$validate', { resourceType: 'Nonsense' });
+    expect(unknown.statusCode).toBe(404);
+  });
+});
