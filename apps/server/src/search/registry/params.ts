@@ -1,4 +1,5 @@
 import type { SearchParamType } from '@hearth/core';
+import { getTypeSchema, type ElementSchema } from '@hearth/definitions';
 import { compileExpression, type Evaluator } from '../extract/evaluate.js';
 
 /** The fields of a SearchParameter resource that search uses (hl7.org/fhir/R4/searchparameter.html). */
@@ -120,9 +121,29 @@ export function toParamDef(
   def.evaluate = compileOnce(expression);
   if (sp.type === 'composite') {
     def.components = (sp.component ?? []).map((c) => {
-      const type = lookupComponentType(c.definition) ?? 'token';
+      let type = lookupComponentType(c.definition) ?? 'token';
+      // R4 swaps the definitions of DocumentReference-relationship's parts (relatesto is the
+      // reference, relation the code): trust the element's own type when reference and
+      // non-reference disagree.
+      const elementType = elementTypeAt(expression, c.expression);
+      const implied = elementType === 'Reference' ? 'reference' : elementType === 'code' ? 'token' : undefined;
+      if (implied && (implied === 'reference') !== (type === 'reference')) type = implied;
       return { type, expression: c.expression, evaluate: compileOnce(c.expression) };
     });
   }
   return def;
+}
+
+/** The FHIR type of a plain dotted path ('DocumentReference.relatesTo' + 'code'), when it is one. */
+function elementTypeAt(base: string, relative: string): string | undefined {
+  const path = `${base}.${relative}`;
+  if (!/^[A-Za-z]+(\.[A-Za-z]+)+$/.test(path)) return undefined;
+  const [root, ...names] = path.split('.');
+  let type: string | undefined = root;
+  for (const name of names) {
+    const el: ElementSchema | undefined = type ? getTypeSchema(type)?.elements[name] : undefined;
+    if (!el || el.type.length !== 1) return undefined;
+    type = el.type[0].code;
+  }
+  return type;
 }

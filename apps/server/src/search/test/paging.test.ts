@@ -164,7 +164,7 @@ describe('search forms', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/Patient/_search',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth(t) },
+      headers: { ...t.authHeaders, 'content-type': 'application/x-www-form-urlencoded', ...auth(t) },
       payload: 'gender=female&_count=5',
     });
     expect(res.statusCode).toBe(200);

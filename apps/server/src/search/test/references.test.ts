@@ -12,7 +12,7 @@ async function put(name: string, resource: Record<string, unknown>): Promise<voi
   const res = await t.app.inject({
     method: 'PUT',
     url: `/fhir/R4/${resource.resourceType as string}/${id}`,
-    headers: { 'content-type': FHIR, ...auth(t) },
+    headers: { ...t.authHeaders, 'content-type': FHIR, ...auth(t) },
     payload: JSON.stringify({ ...resource, id }),
   });
   if (res.statusCode >= 300) throw new Error(`${name}: ${res.statusCode} ${res.body}`);
