@@ -51,7 +51,8 @@ export class HearthClient extends FhirClient {
 
   /**
    * Validates a resource on the server ([type]/$validate, hl7.org/fhir/R4/resource-operation-validate.html).
-   * Resolves with the OperationOutcome of a valid resource; rejects with it when the resource is invalid.
+   * Resolves with the OperationOutcome, valid or not: the resource is valid when no issue has
+   * severity 'error' or 'fatal'. Rejects only when the request itself fails.
    */
   validateResource(resource: AnyResource, options?: RequestOptions): Promise<OperationOutcome> {
     if (!resource?.resourceType) {
