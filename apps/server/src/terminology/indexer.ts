@@ -16,12 +16,12 @@ const TABLES = {
 /**
  * Keeps the terminology tables in step with CodeSystem, ValueSet and ConceptMap writes, inside the
  * write's own transaction: a $expand right after a PUT sees the new concepts, and a failed write
- * leaves nothing behind. `globalProject()` names the project whose content is server-wide.
+ * leaves nothing behind. `globalProjects` hold the server-wide content (terminology, super admin).
  */
 export async function indexTerminology(
   db: Queryable,
   versions: StoredVersion[],
-  globalProject: string | undefined,
+  globalProjects: ReadonlySet<string>,
 ): Promise<void> {
   const relevant = versions.filter((v) => TYPES.has(v.resourceType));
   if (relevant.length === 0) {
@@ -40,7 +40,7 @@ export async function indexTerminology(
       .map((v) => ({
         projectId: v.projectId,
         resourceId: v.id,
-        global: v.projectId === globalProject,
+        global: globalProjects.has(v.projectId),
         resource: v.resource as Resource,
       }));
     if (type === 'CodeSystem') {
@@ -68,16 +68,15 @@ export async function indexTerminology(
  */
 export function withTerminologyIndexing(
   inner: SearchIndexer,
-  globalProject: () => string | undefined,
+  globalProjects: ReadonlySet<string>,
   onGlobalWrite: () => void = () => undefined,
 ): SearchIndexer {
   return {
     compartmentsOf: (resource) => inner.compartmentsOf(resource),
     async index(client: PoolClient, versions: StoredVersion[]): Promise<void> {
       await inner.index(client, versions);
-      const global = globalProject();
-      await indexTerminology(client, versions, global);
-      if (versions.some((v) => v.projectId === global && TYPES.has(v.resourceType))) {
+      await indexTerminology(client, versions, globalProjects);
+      if (versions.some((v) => globalProjects.has(v.projectId) && TYPES.has(v.resourceType))) {
         onGlobalWrite();
       }
     },

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Resource } from '@hearth/core';
+import { generateId, type Resource } from '@hearth/core';
 import { r4DefinitionsDir } from '@hearth/definitions';
 import type { Logger } from '../platform/logger.js';
 import type { Pool, PoolClient } from '../platform/postgres.js';
-import type { RepositoryDeps } from '../storage/repository.js';
+import { Repository, type RepositoryDeps } from '../storage/repository.js';
 import { buildStoredVersion } from '../storage/serialize.js';
 import { writeVersions } from '../storage/sql/versions.js';
 import { getSetting } from '../storage/settings.js';
@@ -13,6 +13,8 @@ import type { StoredVersion } from '../storage/types.js';
 /** The R4 definition files holding terminology (hl7.org/fhir/R4/downloads.html), read as data. */
 export const R4_TERMINOLOGY_FILES = ['valuesets.json', 'v2-tables.json', 'v3-codesystems.json', 'conceptmaps.json'];
 const LOADED_KEY = 'terminology.r4.loaded';
+/** hearth_setting key of the project that holds the server-wide terminology. */
+export const TERMINOLOGY_PROJECT_KEY = 'terminologyProjectId';
 /** Any constant shared by every Hearth process; distinct from the migration lock. */
 const LOAD_LOCK_KEY = 7_246_013_400;
 /** Bytes of resource JSON per multi-row statement. */
@@ -20,6 +22,8 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 const TYPES = new Set(['CodeSystem', 'ValueSet', 'ConceptMap']);
 
 export interface LoadResult {
+  /** The project holding the server-wide terminology. */
+  projectId: string;
   /** False when another process (or an earlier start) had already loaded the content. */
   loaded: boolean;
   resources: number;
@@ -29,37 +33,61 @@ export interface LoadResult {
 
 /**
  * Loads the R4 spec's CodeSystems, ValueSets and ConceptMaps once per database, at first start, as
- * resources of the global (super admin) project indexed into the terminology tables. Several
- * processes starting together take turns on an advisory lock; the first loads in one transaction
- * and records it, the others find it done. Multi-row statements keep this to a few seconds.
+ * resources of a project of their own (the terminology project: nothing else lives there, so every
+ * project can be given read access to it) indexed into the terminology tables. Several processes
+ * starting together take turns on an advisory lock; the first creates the project and loads in
+ * one transaction and records it, the others find it done. Multi-row statements keep this short.
  */
 export async function loadR4Terminology(
   pool: Pool,
   deps: RepositoryDeps,
-  projectId: string,
   logger: Logger,
+  onProject: (projectId: string) => void = () => undefined,
 ): Promise<LoadResult> {
   const started = Date.now();
-  if (await getSetting(pool, LOADED_KEY)) {
-    return { loaded: false, resources: 0, concepts: 0, ms: Date.now() - started };
+  const done = async (db: Pool | PoolClient): Promise<LoadResult | undefined> => {
+    const [projectId, loaded] = await Promise.all([
+      getSetting(db, TERMINOLOGY_PROJECT_KEY),
+      getSetting(db, LOADED_KEY),
+    ]);
+    return projectId && loaded
+      ? { projectId, loaded: false, resources: 0, concepts: 0, ms: Date.now() - started }
+      : undefined;
+  };
+  const before = await done(pool);
+  if (before) {
+    onProject(before.projectId);
+    return before;
   }
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOAD_LOCK_KEY]);
     try {
-      if (await getSetting(client, LOADED_KEY)) {
-        return { loaded: false, resources: 0, concepts: 0, ms: Date.now() - started };
+      const again = await done(client);
+      if (again) {
+        onProject(again.projectId);
+        return again;
       }
       await client.query('BEGIN');
       try {
         await client.query('SET LOCAL statement_timeout = 0');
+        const projectId = (await getSetting(client, TERMINOLOGY_PROJECT_KEY)) ?? generateId();
+        onProject(projectId);
+        await new Repository(deps, { projectId, readProjects: [projectId], system: true }, client).updateResource({
+          resourceType: 'Project',
+          id: projectId,
+          name: 'Terminology',
+          description:
+            'Server-wide CodeSystems, ValueSets and ConceptMaps (the FHIR R4 specification), readable by every project',
+        });
         const counts = await loadFiles(client, deps, projectId);
-        await client.query('INSERT INTO hearth_setting (key, value) VALUES ($1, $2)', [
-          LOADED_KEY,
-          new Date().toISOString(),
-        ]);
+        await client.query(
+          `INSERT INTO hearth_setting (key, value) VALUES ($1, $2), ($3, $4)
+           ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+          [TERMINOLOGY_PROJECT_KEY, projectId, LOADED_KEY, new Date().toISOString()],
+        );
         await client.query('COMMIT');
-        const result = { loaded: true, ...counts, ms: Date.now() - started };
+        const result = { projectId, loaded: true, ...counts, ms: Date.now() - started };
         logger.info(result, 'loaded the R4 terminology');
         return result;
       } catch (err) {

@@ -21,8 +21,16 @@ import { terminologyRoutes } from './routes.js';
 export interface TerminologyModule {
   /** Wraps the search indexer so CodeSystem/ValueSet/ConceptMap writes also fill the terminology tables. */
   wrapIndexer(inner: SearchIndexer): SearchIndexer;
-  /** Names the global project and loads the R4 content into it on first start. */
-  start(deps: RepositoryDeps, globalProjectId: string): Promise<LoadResult>;
+  /**
+   * Loads the R4 content into the terminology project on first start. Terminology written in that
+   * project or the super admin project is server-wide.
+   */
+  start(deps: RepositoryDeps, superAdminProjectId: string): Promise<LoadResult>;
+  /**
+   * The project holding the server-wide terminology (set by start). Only CodeSystems, ValueSets and
+   * ConceptMaps live there: the auth module should let every project read it.
+   */
+  readonly projectId: string;
   /** Adds $expand, $lookup, $validate-code, $subsumes, $translate and $import. */
   registerOperations(registry: OperationRegistry): void;
   /** Required-binding checks against the global value sets, for the validator. */
@@ -34,21 +42,23 @@ export interface TerminologyModule {
 }
 
 export function createTerminologyModule(pool: Pool, logger: Logger): TerminologyModule {
-  let globalProjectId: string | undefined;
+  const globalProjects = new Set<string>();
+  let terminologyProjectId = '';
   const bindings = createBindingChecker(pool);
   const deps = { pool, logger };
   const importOp = importOperation(deps);
   return {
     bindings,
-    wrapIndexer: (inner) =>
-      withTerminologyIndexing(
-        inner,
-        () => globalProjectId,
-        () => bindings.clear(),
-      ),
-    async start(deps, projectId) {
-      globalProjectId = projectId;
-      return loadR4Terminology(pool, deps, projectId, logger);
+    wrapIndexer: (inner) => withTerminologyIndexing(inner, globalProjects, () => bindings.clear()),
+    get projectId() {
+      return terminologyProjectId;
+    },
+    async start(repositoryDeps, superAdminProjectId) {
+      globalProjects.add(superAdminProjectId);
+      return loadR4Terminology(pool, repositoryDeps, logger, (id) => {
+        terminologyProjectId = id;
+        globalProjects.add(id);
+      });
     },
     expandValueSet: (url, projectId) => expandForSearch(pool, { projects: [projectId] }, url),
     routes: (app, contextFor) => terminologyRoutes(app, { contextFor, importOperation: importOp }),
