@@ -5,7 +5,12 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tools/**/*.test.ts'],
+    include: [
+      'packages/*/src/**/*.test.{ts,tsx}',
+      'apps/*/src/**/*.test.{ts,tsx}',
+      'apps/app/e2e/**/*.test.ts',
+      'tools/**/*.test.ts',
+    ],
     globalSetup: ['tools/test/global-setup.ts'],
     reporters: ['default', './tools/test/summary-reporter.ts'],
     testTimeout: 60_000,

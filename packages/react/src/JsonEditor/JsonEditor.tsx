@@ -1,0 +1,90 @@
+import { Button, Code, Group, JsonInput, ScrollArea, Stack } from '@mantine/core';
+import { stableStringify, type Resource } from '@hearth/core';
+import { useState, type ReactNode } from 'react';
+import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
+
+export interface JsonViewProps {
+  value: unknown;
+  maxHeight?: number;
+}
+
+/** Read-only pretty JSON. */
+export function JsonView({ value, maxHeight = 600 }: JsonViewProps): ReactNode {
+  return (
+    <ScrollArea.Autosize mah={maxHeight} type="auto">
+      <Code block aria-label="JSON" data-testid="json-view">
+        {JSON.stringify(value, null, 2)}
+      </Code>
+    </ScrollArea.Autosize>
+  );
+}
+
+export interface JsonEditorProps {
+  defaultValue: Resource | Record<string, unknown>;
+  /** Called with the parsed JSON; a rejection's OperationOutcome is shown. */
+  onSubmit: (value: Resource) => Promise<unknown> | void;
+  submitLabel?: string;
+  label?: string;
+}
+
+/** Edits a resource as JSON text: checked for syntax as you type, formatted on demand. */
+export function JsonEditor({
+  defaultValue,
+  onSubmit,
+  submitLabel = 'Save',
+  label = 'Resource JSON',
+}: JsonEditorProps): ReactNode {
+  const [text, setText] = useState(() => stableStringify(defaultValue, 2));
+  const [error, setError] = useState<unknown>(undefined);
+  const [saving, setSaving] = useState(false);
+  let parsed: Resource | undefined;
+  let syntax: string | undefined;
+  try {
+    parsed = JSON.parse(text) as Resource;
+  } catch (err) {
+    syntax = (err as Error).message;
+  }
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        if (!parsed) return;
+        setSaving(true);
+        setError(undefined);
+        try {
+          await onSubmit(parsed);
+        } catch (err) {
+          setError(err);
+        } finally {
+          setSaving(false);
+        }
+      }}
+    >
+      <Stack gap="sm">
+        <JsonInput
+          label={label}
+          value={text}
+          onChange={setText}
+          autosize
+          minRows={12}
+          maxRows={40}
+          error={syntax}
+          styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)', fontSize: 13 } }}
+        />
+        <OperationOutcomeAlert error={error} />
+        <Group>
+          <Button type="submit" disabled={!parsed} loading={saving}>
+            {submitLabel}
+          </Button>
+          <Button
+            variant="default"
+            disabled={!parsed}
+            onClick={() => parsed && setText(JSON.stringify(parsed, null, 2))}
+          >
+            Format
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}

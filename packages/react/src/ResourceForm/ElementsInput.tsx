@@ -1,0 +1,246 @@
+import { ActionIcon, Button, Fieldset, Group, Select, Stack, Text } from '@mantine/core';
+import { useState, type ReactNode } from 'react';
+import { choiceBase, choiceProperty, type UiElement, type UiTypeSchema } from '../provider/metadata.js';
+import { issuesAt } from '../util/outcome.js';
+import { humanize, isBlank } from '../util/values.js';
+import { HIDDEN_ELEMENTS, useFormContext } from './context.js';
+import { ValueInput } from './ValueInput.js';
+
+type Path = readonly (string | number)[];
+type Obj = Record<string, unknown>;
+
+export interface ElementsInputProps {
+  schema: UiTypeSchema;
+  value: Obj | undefined;
+  onChange: (value: Obj) => void;
+  path: Path;
+  depth: number;
+  /** Elements not to show (beyond the hidden ones). */
+  exclude?: string[];
+}
+
+/** Every element of a type, in definition order: plain, repeating, or a choice of types. */
+export function ElementsInput({ schema, value, onChange, path, depth, exclude }: ElementsInputProps): ReactNode {
+  const entries = Object.entries(schema.elements).filter(
+    ([key]) => !HIDDEN_ELEMENTS.has(key) && !exclude?.includes(key) && !(schema.kind !== 'resource' && key === 'id'),
+  );
+  const set = (key: string, v: unknown) => {
+    const next = { ...value };
+    if (v === undefined) {
+      delete next[key];
+    } else {
+      next[key] = v;
+    }
+    onChange(next);
+  };
+  return (
+    <Stack gap="sm">
+      {entries.map(([key, element]) =>
+        key.endsWith('[x]') ? (
+          <ChoiceInput
+            key={key}
+            name={key}
+            element={element}
+            value={value}
+            onChange={onChange}
+            path={path}
+            depth={depth}
+          />
+        ) : element.isArray ? (
+          <ArrayInput
+            key={key}
+            name={key}
+            element={element}
+            value={value?.[key] as unknown[] | undefined}
+            onChange={(v) => set(key, v)}
+            path={[...path, key]}
+            depth={depth}
+          />
+        ) : (
+          <ValueInput
+            key={key}
+            name={key}
+            label={humanize(key)}
+            element={element}
+            typeCode={element.type[0]?.code ?? 'string'}
+            value={value?.[key]}
+            onChange={(v) => set(key, v)}
+            path={[...path, key]}
+            depth={depth}
+          />
+        ),
+      )}
+    </Stack>
+  );
+}
+
+interface ArrayInputProps {
+  name: string;
+  element: UiElement;
+  value: unknown[] | undefined;
+  onChange: (value: unknown[] | undefined) => void;
+  path: Path;
+  depth: number;
+}
+
+/** A repeating element: each item with a remove button, and an add button. */
+function ArrayInput({ name, element, value, onChange, path, depth }: ArrayInputProps): ReactNode {
+  const { issues } = useFormContext();
+  const items = value ?? [];
+  const label = humanize(name);
+  const errors = issuesAt(issues, path);
+  const typeCode = element.type[0]?.code ?? 'string';
+  const update = (next: unknown[]) => onChange(next.length ? next : undefined);
+  return (
+    <Stack gap={4} role="group" aria-label={label}>
+      {items.length > 0 && (
+        <Text size="sm" fw={500}>
+          {label}
+          {element.min > 0 && <span style={{ color: 'var(--mantine-color-red-6)' }}> *</span>}
+        </Text>
+      )}
+      {items.map((item, index) => (
+        <Group key={index} align="flex-start" wrap="nowrap" gap="xs">
+          <div style={{ flex: 1, minWidth: 0 }}>
+            <ValueInput
+              name={name}
+              label={items.length > 1 ? `${label} ${index + 1}` : label}
+              element={element}
+              typeCode={typeCode}
+              value={item}
+              onChange={(v) => update(items.map((x, i) => (i === index ? v : x)))}
+              path={[...path, index]}
+              depth={depth}
+            />
+          </div>
+          <ActionIcon
+            variant="subtle"
+            color="red"
+            mt={24}
+            aria-label={`Remove ${label} ${index + 1}`}
+            onClick={() => update(items.filter((_, i) => i !== index))}
+          >
+            ×
+          </ActionIcon>
+        </Group>
+      ))}
+      <Button
+        variant="light"
+        size="compact-sm"
+        w="fit-content"
+        onClick={() => update([...items, isPrimitiveCode(typeCode) ? '' : {}])}
+      >
+        Add {label.toLowerCase()}
+      </Button>
+      {errors.length > 0 && (
+        <Text size="xs" c="red" role="alert">
+          {errors.join('; ')}
+        </Text>
+      )}
+    </Stack>
+  );
+}
+
+function isPrimitiveCode(code: string): boolean {
+  return /^[a-z]/.test(code) || code.startsWith('http://hl7.org/fhirpath/');
+}
+
+interface ChoiceInputProps {
+  name: string;
+  element: UiElement;
+  value: Obj | undefined;
+  onChange: (value: Obj) => void;
+  path: Path;
+  depth: number;
+}
+
+/**
+ * A choice element ('value[x]', hl7.org/fhir/R4/formats.html#choice): pick the type, then enter
+ * the value under the property of that type ('valueQuantity').
+ */
+function ChoiceInput({ name, element, value, onChange, path, depth }: ChoiceInputProps): ReactNode {
+  const codes = element.type.map((t) => t.code);
+  const present = codes.find((code) => value?.[choiceProperty(name, code)] !== undefined);
+  const [chosen, setChosen] = useState<string>(present ?? codes[0]);
+  const typeCode = present ?? chosen;
+  const property = choiceProperty(name, typeCode);
+  const label = humanize(choiceBase(name));
+  const replace = (code: string, v: unknown) => {
+    const next = { ...value };
+    for (const c of codes) delete next[choiceProperty(name, c)];
+    if (!isBlank(v) || typeof v === 'boolean') next[choiceProperty(name, code)] = v;
+    onChange(next);
+  };
+  return (
+    <Group align="flex-start" gap="xs" wrap="nowrap">
+      {codes.length > 1 && (
+        <Select
+          aria-label={`${label} type`}
+          label={`${label} type`}
+          data={codes}
+          value={typeCode}
+          w={160}
+          allowDeselect={false}
+          onChange={(code) => {
+            if (code) {
+              setChosen(code);
+              if (present) replace(code, undefined);
+            }
+          }}
+        />
+      )}
+      <div style={{ flex: 1, minWidth: 0 }}>
+        <ValueInput
+          name={property}
+          label={label}
+          element={element}
+          typeCode={typeCode}
+          value={value?.[property]}
+          onChange={(v) => replace(typeCode, v)}
+          path={[...path, property]}
+          depth={depth}
+        />
+      </div>
+    </Group>
+  );
+}
+
+/** A nested complex value in a fieldset (a data type or a backbone element). */
+export function NestedInput(props: {
+  label: string;
+  schema: UiTypeSchema;
+  value: Obj | undefined;
+  onChange: (v: Obj | undefined) => void;
+  path: Path;
+  depth: number;
+  required?: boolean;
+}): ReactNode {
+  const { issues } = useFormContext();
+  const errors = issuesAt(issues, props.path);
+  // Optional nested values deep in the form start closed, so that a large type stays short.
+  const inArray = typeof props.path[props.path.length - 1] === 'number';
+  const [open, setOpen] = useState(props.depth < 2 || inArray || props.value !== undefined || !!props.required);
+  if (!open) {
+    return (
+      <Button variant="subtle" size="compact-sm" w="fit-content" onClick={() => setOpen(true)}>
+        Add {props.label.toLowerCase()}
+      </Button>
+    );
+  }
+  return (
+    <Fieldset legend={props.label} variant="filled" p="sm">
+      <ElementsInput
+        schema={props.schema}
+        value={props.value}
+        onChange={(v) => props.onChange(isBlank(v) ? undefined : v)}
+        path={props.path}
+        depth={props.depth + 1}
+      />
+      {errors.length > 0 && (
+        <Text size="xs" c="red" role="alert" mt={4}>
+          {errors.join('; ')}
+        </Text>
+      )}
+    </Fieldset>
+  );
+}

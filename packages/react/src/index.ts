@@ -1,0 +1,36 @@
+export { HearthProvider, useHearth, useHearthContext, useMetadata, useProfile } from './provider/HearthProvider.js';
+export type { HearthContextValue, HearthProviderProps, Navigate } from './provider/HearthProvider.js';
+export { errorMessage, outcomeOf, useAsync, useResource, useSearch, type AsyncState } from './provider/hooks.js';
+export * from './provider/metadata.js';
+export { AttachmentInput, type AttachmentInputProps } from './AttachmentInput/AttachmentInput.js';
+export { CodeableConceptInput, type CodeableConceptInputProps } from './CodeableConceptInput/CodeableConceptInput.js';
+export { CodingInput, useValueSetSearch, type CodingInputProps } from './CodingInput/CodingInput.js';
+export { expandValueSet } from './CodingInput/valueset.js';
+export { DateTimeInput, fhirToLocal, localToFhir, type DateTimeInputProps } from './DateTimeInput/DateTimeInput.js';
+export { JsonEditor, JsonView, type JsonEditorProps, type JsonViewProps } from './JsonEditor/JsonEditor.js';
+export { ObservationChart, groupByCode, type ObservationChartProps } from './ObservationChart/ObservationChart.js';
+export {
+  OperationOutcomeAlert,
+  type OperationOutcomeAlertProps,
+} from './OperationOutcomeAlert/OperationOutcomeAlert.js';
+export { QuestionnaireBuilder, type QuestionnaireBuilderProps } from './QuestionnaireBuilder/QuestionnaireBuilder.js';
+export { QuestionnaireForm, type QuestionnaireFormProps } from './QuestionnaireForm/QuestionnaireForm.js';
+export { buildResponse, collectAnswers, isEnabled } from './QuestionnaireForm/logic.js';
+export { ReferenceInput, type ReferenceInputProps } from './ReferenceInput/ReferenceInput.js';
+export { ResourceAvatar, type ResourceAvatarProps } from './ResourceAvatar/ResourceAvatar.js';
+export { ResourceBadge, type ResourceBadgeProps } from './ResourceBadge/ResourceBadge.js';
+export { ResourceBlame, type ResourceBlameProps } from './ResourceBlame/ResourceBlame.js';
+export { ResourceForm, type ResourceFormProps } from './ResourceForm/ResourceForm.js';
+export {
+  ResourceDiff,
+  ResourceHistory,
+  useHistory,
+  type ResourceHistoryProps,
+} from './ResourceHistory/ResourceHistory.js';
+export { ResourceTable, type ResourceTableProps } from './ResourceTable/ResourceTable.js';
+export { defaultColumns, SearchControl, type SearchControlProps } from './SearchControl/SearchControl.js';
+export { Timeline, resourcesToTimeline, type TimelineItem, type TimelineProps } from './Timeline/Timeline.js';
+export { blame, diffLines, versionText } from './util/diff.js';
+export { formatValue, searchParamValue } from './util/format.js';
+export { issuesByPath, normalizeExpression } from './util/outcome.js';
+export { humanize, prune } from './util/values.js';

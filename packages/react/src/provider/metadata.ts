@@ -1,0 +1,127 @@
+/**
+ * What the components know about FHIR types and search parameters in a browser: the compact type
+ * schema of @hearth/definitions (built into the app by scripts/metadata.mjs) and each resource
+ * type's search parameters (hl7.org/fhir/R4/searchparameter-registry.html).
+ */
+import type { SearchParamType } from '@hearth/core';
+
+export interface UiElementType {
+  code: string;
+  targetProfile?: string[];
+}
+
+export interface UiElement {
+  min: number;
+  max: string;
+  isArray: boolean;
+  type: UiElementType[];
+  binding?: { strength: 'required' | 'extensible' | 'preferred' | 'example'; valueSet: string };
+  contentReference?: string;
+  isSummary?: boolean;
+}
+
+export interface UiTypeSchema {
+  name: string;
+  kind: 'resource' | 'complex-type' | 'primitive-type' | 'backbone' | 'logical';
+  platform?: boolean;
+  elements: Record<string, UiElement>;
+}
+
+export interface SearchParamInfo {
+  code: string;
+  type: SearchParamType;
+  target?: string[];
+  /** The FHIRPath of the values, for this type. */
+  expression?: string;
+  description?: string;
+}
+
+export interface UiMetadata {
+  types: Record<string, UiTypeSchema>;
+  /** Enumerated required value sets: url → 'system|code' entries. */
+  valueSets: Record<string, string[]>;
+  /** Search parameters by resource type; '*' holds those of every resource. */
+  searchParams: Record<string, SearchParamInfo[]>;
+}
+
+export const PRIMITIVE_TYPES = new Set([
+  'boolean',
+  'integer',
+  'string',
+  'decimal',
+  'uri',
+  'url',
+  'canonical',
+  'base64Binary',
+  'instant',
+  'date',
+  'dateTime',
+  'time',
+  'code',
+  'oid',
+  'id',
+  'markdown',
+  'unsignedInt',
+  'positiveInt',
+  'uuid',
+  'xhtml',
+  'http://hl7.org/fhirpath/System.String',
+]);
+
+/** Every concrete resource type, sorted. */
+export function getResourceTypes(metadata: UiMetadata): string[] {
+  return Object.values(metadata.types)
+    .filter((t) => t.kind === 'resource' && t.name !== 'Resource' && t.name !== 'DomainResource')
+    .map((t) => t.name)
+    .sort();
+}
+
+export function getSearchParams(metadata: UiMetadata, resourceType: string): SearchParamInfo[] {
+  return [...(metadata.searchParams['*'] ?? []), ...(metadata.searchParams[resourceType] ?? [])];
+}
+
+export function getSearchParam(metadata: UiMetadata, resourceType: string, code: string): SearchParamInfo | undefined {
+  return getSearchParams(metadata, resourceType).find((p) => p.code === code);
+}
+
+/** The element of a choice ('value[x]') or a plain name. */
+export function choiceBase(key: string): string {
+  return key.endsWith('[x]') ? key.slice(0, -3) : key;
+}
+
+/** 'value' + 'Quantity' → 'valueQuantity' (hl7.org/fhir/R4/formats.html#choice). */
+export function choiceProperty(key: string, typeCode: string): string {
+  return choiceBase(key) + typeCode.charAt(0).toUpperCase() + typeCode.slice(1);
+}
+
+/**
+ * The type schema an element's values have: a data type, a backbone type named by its path, or
+ * the target of a contentReference ('#Questionnaire.item').
+ */
+export function elementTypeSchema(
+  metadata: UiMetadata,
+  element: UiElement,
+  typeCode: string,
+): UiTypeSchema | undefined {
+  if (element.contentReference) {
+    return metadata.types[element.contentReference.replace(/^#/, '')];
+  }
+  return metadata.types[typeCode];
+}
+
+/** Allowed target resource types of a Reference element (empty: any). */
+export function referenceTargets(type: UiElementType | undefined): string[] {
+  return (type?.targetProfile ?? [])
+    .map((url) => url.split('/').pop() ?? '')
+    .filter((name) => name && name !== 'Resource');
+}
+
+/** The codes of a required binding's value set, when the schema enumerates it. */
+export function bindingCodes(metadata: UiMetadata, element: UiElement): { system: string; code: string }[] | undefined {
+  const url = element.binding?.valueSet;
+  const entries = url ? metadata.valueSets[url] : undefined;
+  return entries?.map((entry) => {
+    const bar = entry.lastIndexOf('|');
+    return { system: entry.slice(0, bar), code: entry.slice(bar + 1) };
+  });
+}
