@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import { randomUUID } from 'node:crypto';
-import { notFoundWith } from '@hearth/core';
+import { badRequest, notFoundWith } from '@hearth/core';
 import type { Config } from './config/schema.js';
 import type { Logger } from './platform/logger.js';
 import type { Pool } from './platform/postgres.js';
@@ -41,6 +41,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     requestIdHeader: false,
     trustProxy: true,
+    // Errors the router raises before any route runs (malformed percent-encoding, over-long ids).
+    frameworkErrors: (error, _request, reply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      return sendOutcome(
+        reply,
+        tooLong ? 414 : 400,
+        badRequest(tooLong ? 'A path segment of the URL is too long' : 'Malformed URL (invalid percent-encoding)'),
+      );
+    },
   });
 
   app.addHook('onRequest', async (request, reply) => {

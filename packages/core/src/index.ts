@@ -12,3 +12,4 @@ export * from './display.js';
 export * from './identifiers.js';
 export * from './extensions.js';
 export * from './objects.js';
+export * from './subscriptions/index.js';

@@ -9,8 +9,10 @@ export type AutomationEventKind = 'bot-execute' | 'subscription-delivery';
 
 export interface AutomationAudit {
   kind: AutomationEventKind;
-  /** Who acted: "Bot/1" or "Subscription/2". */
+  /** What acted: "Bot/1" or "Subscription/2" (named in agent.name; a Bot is also agent.who). */
   agent: string;
+  /** On whose behalf: the subscription's author (agent.who when the agent is not itself a Bot). */
+  onBehalfOf?: string;
   /** What the event was about: the bot, the subscription, the resource delivered. */
   entities: string[];
   success: boolean;
@@ -43,7 +45,17 @@ export function buildAuditEvent(audit: AutomationAudit): Resource {
     period: { start: audit.start.toISOString(), end: audit.end.toISOString() },
     recorded: audit.end.toISOString(),
     outcome: audit.success ? '0' : '4',
-    agent: [{ who: { reference: audit.agent }, requestor: false }],
+    agent: [
+      {
+        ...(audit.agent.startsWith('Bot/')
+          ? { who: { reference: audit.agent } }
+          : audit.onBehalfOf
+            ? { who: { reference: audit.onBehalfOf } }
+            : {}),
+        name: audit.agent,
+        requestor: false,
+      },
+    ],
     source: {
       observer: { display: 'Hearth' },
       type: [

@@ -8,6 +8,8 @@ import type { WriteListener } from '../storage/types.js';
 import type { SearchModule } from '../search/service.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { createBotModule, type BotModule } from '../bots/module.js';
+import { createSubscriptionModule, type SubscriptionModule } from '../subscriptions/module.js';
+import type { Mailer } from '../subscriptions/deliver.js';
 import { memberRepositories, type MemberRepositories, type MemberScopeBuilder } from './actor.js';
 import { JobQueue } from './queue.js';
 
@@ -23,12 +25,15 @@ export interface AutomationDeps {
   listeners: WriteListener[];
   /** auth/: the access scope of a membership (policies, linked projects); without it, own project only. */
   memberScope?: MemberScopeBuilder;
+  /** auth/: the SMTP mailer, for email subscriptions. */
+  mailer?: Mailer;
 }
 
 /** Background jobs, bots and subscriptions, built and started together (services.ts). */
 export interface Automation {
   jobs: JobQueue;
   bots: BotModule;
+  subscriptions: SubscriptionModule;
   members: MemberRepositories;
   outbound: OutboundPolicy;
   /** Graceful stop: running jobs finish (up to the shutdown timeout), isolates are freed. */
@@ -57,11 +62,27 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     outbound,
   });
   bots.registerOperations(deps.operations);
+  const subscriptions = createSubscriptionModule({
+    config,
+    pool: deps.pool,
+    logger,
+    jobs,
+    matcher: deps.repositoryDeps.matcher,
+    systemRepo: deps.systemRepo,
+    members,
+    outbound,
+    bots: bots.runner,
+    mailer: deps.mailer,
+    listeners: deps.listeners,
+  });
+  subscriptions.registerOperations(deps.operations);
+  await subscriptions.start();
   await jobs.start();
   let stopped = false;
   return {
     jobs,
     bots,
+    subscriptions,
     members,
     outbound,
     async stop() {
@@ -69,6 +90,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
         return;
       }
       stopped = true;
+      await subscriptions.stop();
       await jobs.stop(config.shutdownTimeoutMs);
       bots.close();
     },

@@ -1,0 +1,179 @@
+import { evalFhirPathBoolean, type Resource } from '@hearth/core';
+import type { Logger } from '../platform/logger.js';
+import type { Queryable } from '../platform/postgres.js';
+import type { Repository } from '../storage/repository.js';
+import type { ConditionalMatcher } from '../storage/types.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { MemberRepositories } from '../jobs/actor.js';
+import type { ActiveSubscriptions } from './active.js';
+import type { PgBroadcaster } from './broadcast.js';
+import type { ActiveSubscription, ChangeEvent } from './model.js';
+
+export const EVALUATE_QUEUE = 'subscription-evaluate';
+export const DELIVER_QUEUE = 'subscription-deliver';
+
+/** A delivery job: one change for one subscription. */
+export interface DeliveryJob extends ChangeEvent {
+  subscriptionId: string;
+}
+
+export interface EvaluatorDeps {
+  active: ActiveSubscriptions;
+  db: Queryable;
+  matcher: ConditionalMatcher;
+  systemRepo: (projectId?: string) => Repository;
+  members: MemberRepositories;
+  jobs: JobQueue;
+  broadcaster: PgBroadcaster;
+  defaultMaxAttempts: number;
+  logger: Logger;
+}
+
+/** Search parameters that can be checked without the search index (criteria of a deleted resource). */
+function matchesWithoutIndex(query: string, id: string): boolean {
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (name === '_id') {
+      if (!value.split(',').includes(id)) {
+        return false;
+      }
+    } else if (!['_count', '_sort', '_total', '_summary', '_elements'].includes(name)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Evaluates one committed change against the active subscriptions of its project and queues a
+ * delivery for each that fires (websocket subscriptions are broadcast at once instead). A
+ * subscription fires when its interaction filter allows the interaction, its criteria matches the
+ * resource (the search runs in SQL, restricted to the resource's id, so criteria mean exactly
+ * what they mean in a search), its FHIRPath filter holds with %current and %previous, and its
+ * author may read the resource. A deletion is matched on its last version: criteria with search
+ * parameters other than _id cannot be checked once the index rows are gone, so those do not fire
+ * on deletes; FHIRPath filters (with %previous) are the way to select deletions.
+ */
+export async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise<number> {
+  let candidates = await deps.active.forType(change.projectId, change.resourceType);
+  if (change.onlySubscription) {
+    candidates = candidates.filter((s) => s.id === change.onlySubscription);
+  }
+  candidates = candidates.filter((s) => !s.interactions || s.interactions.has(change.interaction));
+  if (candidates.length === 0) {
+    return 0;
+  }
+  const system = deps.systemRepo(change.projectId);
+  const readVersion = async (versionId: number | undefined): Promise<Resource | undefined> => {
+    if (!versionId) {
+      return undefined;
+    }
+    try {
+      return (await system.readVersion(change.resourceType, change.id, String(versionId))).resource;
+    } catch {
+      return undefined;
+    }
+  };
+  const [current, previous] = await Promise.all([
+    change.interaction === 'delete' ? undefined : readVersion(change.versionId),
+    readVersion(change.previousVersionId),
+  ]);
+  const subject = current ?? previous;
+  if (!subject) {
+    return 0;
+  }
+
+  // Criteria: one search per distinct query, restricted to this resource's id.
+  const criteriaResults = new Map<string, Promise<boolean>>();
+  const criteriaMatch = (query: string): Promise<boolean> => {
+    let result = criteriaResults.get(query);
+    if (!result) {
+      if (change.interaction === 'delete') {
+        result = Promise.resolve(matchesWithoutIndex(query, change.id));
+      } else if (!query) {
+        result = Promise.resolve(true);
+      } else {
+        const scope = { projectId: change.projectId, readProjects: [change.projectId] };
+        result = deps.matcher
+          .findIds(deps.db, scope, change.resourceType, `${query}&_id=${encodeURIComponent(change.id)}`, 1)
+          .then((ids) => ids.includes(change.id))
+          .catch((err: unknown) => {
+            deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated');
+            return false;
+          });
+      }
+      criteriaResults.set(query, result);
+    }
+    return result;
+  };
+
+  // Access: each author reads the version the notification carries, as themselves.
+  const readable = new Map<string, Promise<boolean>>();
+  const authorMayRead = (sub: ActiveSubscription): Promise<boolean> => {
+    const key = sub.author ?? '';
+    let result = readable.get(key);
+    if (!result) {
+      const versionId = current ? change.versionId : change.previousVersionId;
+      result = (async () => {
+        if (!sub.author) {
+          return true; // Written by the server itself (no author): the project's own data.
+        }
+        try {
+          const repo = await deps.members.forProfile(change.projectId, sub.author);
+          await repo.readVersion(change.resourceType, change.id, String(versionId));
+          return true;
+        } catch {
+          return false;
+        }
+      })();
+      readable.set(key, result);
+    }
+    return result;
+  };
+
+  const fired: ActiveSubscription[] = [];
+  await Promise.all(
+    candidates.map(async (sub) => {
+      if (!(await criteriaMatch(sub.query))) {
+        return;
+      }
+      if (sub.fhirPath) {
+        try {
+          const ok = evalFhirPathBoolean(sub.fhirPath, subject, { current: current ?? {}, previous: previous ?? {} });
+          if (!ok) {
+            return;
+          }
+        } catch (err) {
+          deps.logger.warn({ err, subscription: sub.id }, 'subscription FHIRPath filter failed');
+          return;
+        }
+      }
+      if (!(await authorMayRead(sub))) {
+        return;
+      }
+      fired.push(sub);
+    }),
+  );
+
+  const deliveries = fired.filter((s) => s.channel !== 'websocket');
+  const sockets = fired.filter((s) => s.channel === 'websocket');
+  await Promise.all([
+    ...sockets.map((sub) =>
+      deps.broadcaster.publish({
+        k: 'ws',
+        s: sub.id,
+        p: change.projectId,
+        t: change.resourceType,
+        i: change.id,
+        v: current ? change.versionId : change.previousVersionId,
+        x: change.interaction,
+      }),
+    ),
+    ...deliveries.map((sub) => {
+      const attempts = sub.maxAttempts ?? deps.defaultMaxAttempts;
+      const job: DeliveryJob = { ...change, subscriptionId: sub.id };
+      delete job.onlySubscription;
+      return deps.jobs.send(DELIVER_QUEUE, job, { retryLimit: Math.max(0, attempts - 1) });
+    }),
+  ]);
+  return fired.length;
+}

@@ -1,0 +1,89 @@
+import type { Logger } from '../platform/logger.js';
+import type { WriteEvent, WriteListener } from '../storage/types.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { AUTOMATION_SYSTEM } from '../bots/audit.js';
+import type { ActiveSubscriptions } from './active.js';
+import type { PgBroadcaster } from './broadcast.js';
+import { EVALUATE_QUEUE } from './evaluate.js';
+import type { ChangeEvent } from './model.js';
+
+/** AuditEvents of deliveries and bot runs never trigger subscriptions (no delivery loops). */
+function isAutomationAudit(event: WriteEvent): boolean {
+  const resource = event.version.resource ?? event.previous?.resource;
+  if (event.version.resourceType !== 'AuditEvent' || !resource) {
+    return false;
+  }
+  const subtype = (resource as { subtype?: { system?: string }[] }).subtype;
+  return Array.isArray(subtype) && subtype.some((c) => c?.system === AUTOMATION_SYSTEM);
+}
+
+/**
+ * Hears every committed write (after the commit, never inside it) and queues an evaluation job for
+ * each change a subscription of its project could be about. The write itself only pays for pushing
+ * the event to a buffer: lookups and the queue insert happen on a later tick, batched.
+ */
+export class SubscriptionListener {
+  private buffer: WriteEvent[] = [];
+  private scheduled = false;
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly active: ActiveSubscriptions,
+    private readonly jobs: JobQueue,
+    private readonly broadcaster: PgBroadcaster,
+    private readonly logger: Logger,
+  ) {}
+
+  readonly onWrite: WriteListener = (events) => {
+    for (const event of events) {
+      this.buffer.push(event);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        const batch = this.buffer;
+        this.buffer = [];
+        const done = this.flush(batch).catch((err: unknown) => {
+          this.logger.error({ err, events: batch.length }, 'could not queue subscription evaluations');
+        });
+        this.inFlight.add(done);
+        void done.finally(() => this.inFlight.delete(done));
+      });
+    }
+  };
+
+  private async flush(events: WriteEvent[]): Promise<void> {
+    const changedProjects = new Set(
+      events.filter((e) => e.version.resourceType === 'Subscription').map((e) => e.version.projectId),
+    );
+    for (const projectId of changedProjects) {
+      this.active.invalidate(projectId);
+      await this.broadcaster.publish({ k: 'invalidate', p: projectId }).catch(() => undefined);
+    }
+    const changes: ChangeEvent[] = [];
+    for (const event of events) {
+      const { version } = event;
+      if (isAutomationAudit(event) || !(await this.active.watches(version.projectId, version.resourceType))) {
+        continue;
+      }
+      changes.push({
+        projectId: version.projectId,
+        resourceType: version.resourceType,
+        id: version.id,
+        versionId: version.versionId,
+        ...(event.previous && !event.previous.deleted ? { previousVersionId: event.previous.versionId } : {}),
+        interaction: event.interaction,
+      });
+    }
+    await this.jobs.sendMany(
+      EVALUATE_QUEUE,
+      changes.map((data) => ({ data })),
+    );
+  }
+
+  /** Waits for queued flushes (graceful stop). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.inFlight]);
+  }
+}

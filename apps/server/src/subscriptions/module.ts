@@ -1,0 +1,125 @@
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../platform/logger.js';
+import type { OutboundPolicy } from '../platform/outbound-http.js';
+import type { Pool } from '../platform/postgres.js';
+import type { Repository } from '../storage/repository.js';
+import type { ConditionalMatcher, WriteListener } from '../storage/types.js';
+import type { OperationRegistry } from '../fhir/operations/registry.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { MemberRepositories } from '../jobs/actor.js';
+import type { BotRunner } from '../bots/runner.js';
+import { ActiveSubscriptions } from './active.js';
+import { PgBroadcaster } from './broadcast.js';
+import { deliver, type Mailer } from './deliver.js';
+import { DELIVER_QUEUE, EVALUATE_QUEUE, evaluateChange, type DeliveryJob } from './evaluate.js';
+import { SubscriptionListener } from './listener.js';
+import type { ChangeEvent } from './model.js';
+import { registerSubscriptionOperations } from './operations.js';
+import { BindingTokens, WebsocketHub } from './websocket.js';
+
+export interface SubscriptionModuleDeps {
+  config: Config;
+  pool: Pool;
+  logger: Logger;
+  jobs: JobQueue;
+  matcher: ConditionalMatcher;
+  systemRepo: (projectId?: string) => Repository;
+  members: MemberRepositories;
+  outbound: OutboundPolicy;
+  bots: BotRunner;
+  mailer?: Mailer;
+  listeners: WriteListener[];
+}
+
+export interface SubscriptionModule {
+  hub: WebsocketHub;
+  registerOperations(registry: OperationRegistry): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Binding tokens live as long as an access token by default. */
+const TOKEN_TTL_SECONDS = 3600;
+
+/**
+ * R4 criteria subscriptions: a write listener queues evaluation jobs, evaluation queues a delivery
+ * job per subscription that fires (rest-hook, email, bot) or broadcasts to websockets, and the
+ * websocket hub serves /ws/subscriptions-r4 on every process.
+ */
+export function createSubscriptionModule(deps: SubscriptionModuleDeps): SubscriptionModule {
+  const { config, logger } = deps;
+  const fhirBase = `${config.baseUrl}fhir/R4/`;
+  const active = new ActiveSubscriptions(deps.pool);
+  const broadcaster = new PgBroadcaster(deps.pool, logger);
+  const tokens = new BindingTokens(deps.pool);
+  const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, fhirBase, logger });
+  const listener = new SubscriptionListener(active, deps.jobs, broadcaster, logger);
+  deps.listeners.push(listener.onWrite);
+
+  broadcaster.onMessage((message) => {
+    if (message.k === 'invalidate' && typeof message.p === 'string') {
+      active.invalidate(message.p);
+    } else if (message.k === 'ws') {
+      void hub.onBroadcast(message);
+    }
+  });
+
+  deps.jobs.define<ChangeEvent>({
+    name: EVALUATE_QUEUE,
+    retryLimit: 3,
+    handler: (change) =>
+      evaluateChange(
+        {
+          active,
+          db: deps.pool,
+          matcher: deps.matcher,
+          systemRepo: deps.systemRepo,
+          members: deps.members,
+          jobs: deps.jobs,
+          broadcaster,
+          defaultMaxAttempts: config.subscriptionMaxAttempts,
+          logger,
+        },
+        change,
+      ).then((fired) => ({ fired })),
+  });
+  deps.jobs.define<DeliveryJob>({
+    name: DELIVER_QUEUE,
+    retryLimit: Math.max(0, config.subscriptionMaxAttempts - 1),
+    handler: (job, attempt) =>
+      deliver(
+        {
+          systemRepo: deps.systemRepo,
+          members: deps.members,
+          outbound: deps.outbound,
+          outboundTimeoutMs: config.outboundTimeoutMs,
+          bots: deps.bots,
+          mailer: deps.mailer,
+          fhirBase,
+          logger,
+        },
+        job,
+        attempt,
+      ),
+  });
+
+  return {
+    hub,
+    registerOperations(registry) {
+      registerSubscriptionOperations(registry, {
+        tokens,
+        jobs: deps.jobs,
+        baseUrl: config.baseUrl,
+        tokenTtlSeconds: TOKEN_TTL_SECONDS,
+      });
+    },
+    async start() {
+      await broadcaster.start();
+    },
+    async stop() {
+      await listener.drain();
+      hub.close();
+      await broadcaster.stop();
+    },
+  };
+}
