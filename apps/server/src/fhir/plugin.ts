@@ -52,14 +52,14 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
       repo.assertType(resourceType);
     }
     const params = new URLSearchParams(rawQuery(request));
-    if (request.method === 'POST') {
-      const body = request.body;
-      if (typeof body === 'string' || (body && typeof body === 'object' && !Buffer.isBuffer(body))) {
-        const form =
-          typeof body === 'string' ? new URLSearchParams(body) : new URLSearchParams(body as Record<string, string>);
-        for (const [k, v] of form) {
-          params.append(k, v);
-        }
+    if (request.method === 'POST' && request.body !== undefined && request.body !== null) {
+      // POST _search carries its parameters form-encoded (hl7.org/fhir/R4/http.html#search).
+      const form = /^application\/x-www-form-urlencoded/i.test(String(request.headers['content-type'] ?? ''));
+      if (!form || typeof request.body !== 'object' || Buffer.isBuffer(request.body)) {
+        fail(unsupportedMediaType('POST _search takes its parameters as application/x-www-form-urlencoded'));
+      }
+      for (const [k, v] of Object.entries(request.body as Record<string, unknown>)) {
+        params.append(k, String(v));
       }
     }
     const strict = /handling=strict/i.test(String(request.headers.prefer ?? ''));

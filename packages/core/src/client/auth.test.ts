@@ -270,8 +270,11 @@ describe('tokens', () => {
     expect(onUnauthenticated).not.toHaveBeenCalled();
 
     accept = 'never';
+    const unauthenticated = vi.fn();
+    hearth.addEventListener('unauthenticated', unauthenticated);
     await expect(hearth.readResource('Patient', 'p1')).rejects.toMatchObject({ status: 401 });
     expect(onUnauthenticated).toHaveBeenCalledOnce();
+    expect(unauthenticated).toHaveBeenCalledOnce();
     expect(hearth.getAccessToken()).toBeUndefined();
   });
 
@@ -305,12 +308,19 @@ describe('tokens', () => {
     const mock = authServer();
     const storage = new MemoryStorage();
     const hearth = client(mock, { storage });
+    const changes = vi.fn();
+    hearth.addEventListener('change', changes);
     await hearth.signInWithPassword({ email: 'a@b.c', password: 'secret' });
+    expect(changes).toHaveBeenCalledTimes(1);
     expect(storage.getItem('activeLogin')).toContain('access-1');
     await hearth.signOut();
     expect(mock.to('POST', '/oauth2/logout')[0].headers.authorization).toBe('Bearer access-1');
     expect(storage.getItem('activeLogin')).toBeNull();
     expect(hearth.getAccessToken()).toBeUndefined();
     expect(hearth.getProfile()).toBeUndefined();
+    expect(changes).toHaveBeenCalledTimes(2);
+    hearth.removeEventListener('change', changes);
+    hearth.setAccessToken('x');
+    expect(changes).toHaveBeenCalledTimes(2);
   });
 });

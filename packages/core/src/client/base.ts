@@ -25,6 +25,9 @@ import { Session } from './session.js';
 import { defaultStorage, type ClientStorage } from './storage.js';
 import type { FetchLike, HearthClientOptions, LoginState, RequestBody, RequestOptions } from './types.js';
 
+/** Events of the client (see addEventListener). */
+export type ClientEvent = 'change' | 'unauthenticated';
+
 /** What a request's answer is read as. */
 export type ResponseType = 'json' | 'blob' | 'response';
 
@@ -83,7 +86,39 @@ export class ClientBase {
     this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.storage = options.storage ?? defaultStorage();
     this.cache = new ResponseCache(options.cacheTime ?? (isBrowser() ? 60_000 : 0));
-    this.session = new Session(this.storage, options.refreshGracePeriod ?? 300_000);
+    this.session = new Session(this.storage, options.refreshGracePeriod ?? 300_000, undefined, () =>
+      this.emit('change'),
+    );
+  }
+
+  private readonly listeners = new Map<ClientEvent, Set<() => void>>();
+
+  /**
+   * Listens to the client: 'change' after every change of the session (sign-in, token renewal,
+   * sign-out), 'unauthenticated' when the server refused the session and it could not be renewed.
+   */
+  addEventListener(event: ClientEvent, listener: () => void): void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    set.add(listener);
+  }
+
+  removeEventListener(event: ClientEvent, listener: () => void): void {
+    this.listeners.get(event)?.delete(listener);
+  }
+
+  private emit(event: ClientEvent): void {
+    for (const listener of [...(this.listeners.get(event) ?? [])]) {
+      try {
+        listener();
+      } catch (err) {
+        // A listener's failure must not break the request that changed the session.
+        console.error(err);
+      }
+    }
   }
 
   /** The server's base URL, ending in '/'. */
@@ -317,6 +352,7 @@ export class ClientBase {
   /** Drops the session after the server refused it, and tells the app. */
   protected endSession(): void {
     this.clearSession();
+    this.emit('unauthenticated');
     this.options.onUnauthenticated?.();
   }
 

@@ -1,3 +1,4 @@
+export type { ClientEvent } from './base.js';
 export { HearthClient } from './client.js';
 export {
   bundleToResourceArray,

@@ -16,6 +16,8 @@ export class Session {
     /** Renew this many ms before the access token expires. */
     private readonly gracePeriod: number,
     private readonly now: () => number = () => Date.now(),
+    /** Called after every change of the session (sign-in, renewal, sign-out). */
+    private readonly onChange: () => void = () => undefined,
   ) {
     this.current = getJson<LoginState>(storage, ACTIVE_LOGIN);
   }
@@ -32,6 +34,7 @@ export class Session {
   set(state: LoginState | undefined): void {
     this.current = state;
     setJson(this.storage, ACTIVE_LOGIN, state);
+    this.onChange();
   }
 
   /**
