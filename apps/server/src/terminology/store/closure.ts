@@ -1,6 +1,51 @@
 import type { Queryable } from '../../platform/postgres.js';
 
 /**
+ * The ancestors of every code from its direct parents, computed in memory (a code system written
+ * as a resource is in memory anyway; this beats a recursive query). A breadth-first walk per code
+ * that reuses the finished sets of codes met on the way; cycles in bad data simply end a walk.
+ */
+export function ancestorSets(parents: Map<string, string[]>): Map<string, Set<string>> {
+  const done = new Map<string, Set<string>>();
+  for (const code of parents.keys()) {
+    const found = new Set<string>();
+    const queue = [...(parents.get(code) ?? [])];
+    while (queue.length > 0) {
+      const next = queue.pop() as string;
+      if (found.has(next)) {
+        continue;
+      }
+      found.add(next);
+      const known = done.get(next);
+      if (known) {
+        for (const a of known) found.add(a);
+      } else {
+        queue.push(...(parents.get(next) ?? []));
+      }
+    }
+    found.delete(code);
+    done.set(code, found);
+  }
+  return done;
+}
+
+/** Inserts closure rows computed in memory, in chunks. */
+export async function insertClosure(
+  db: Queryable,
+  rows: { csId: number; ancestor: string; descendant: string }[],
+): Promise<void> {
+  const CHUNK = 20_000;
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const chunk = rows.slice(start, start + CHUNK);
+    await db.query(
+      `INSERT INTO terminology_concept_closure (code_system_id, ancestor, descendant)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`,
+      [chunk.map((r) => r.csId), chunk.map((r) => r.ancestor), chunk.map((r) => r.descendant)],
+    );
+  }
+}
+
+/**
  * Rebuilds the transitive closure of the parent links of whole code systems. UNION (not UNION ALL)
  * drops pairs already found, so a cycle in bad data ends the recursion instead of looping.
  */

@@ -1,7 +1,7 @@
 import type { CodeSystem } from '@hearth/core';
 import type { Queryable } from '../../platform/postgres.js';
 import { flattenConcepts, type ConceptRow } from '../concepts.js';
-import { rebuildClosure } from './closure.js';
+import { ancestorSets, insertClosure } from './closure.js';
 
 /** Rows per multi-row statement: large enough to amortise round trips, small enough for memory. */
 const CHUNK = 5000;
@@ -76,10 +76,16 @@ export async function writeCodeSystems(db: Queryable, inputs: CodeSystemInput[])
     db,
     items.flatMap(({ csId, row }) => row.parents.map((parent) => ({ csId, child: row.code, parent }))),
   );
-  await rebuildClosure(
-    db,
-    replace.filter((r) => r.concepts.some((c) => c.parents.length > 0)).map((r) => r.id),
-  );
+  const closure: { csId: number; ancestor: string; descendant: string }[] = [];
+  for (const r of replace) {
+    if (r.concepts.some((c) => c.parents.length > 0)) {
+      const sets = ancestorSets(new Map(r.concepts.map((c) => [c.code, c.parents])));
+      for (const [descendant, ancestors] of sets) {
+        for (const ancestor of ancestors) closure.push({ csId: r.id, ancestor, descendant });
+      }
+    }
+  }
+  await insertClosure(db, closure);
   await db.query(
     `UPDATE terminology_code_system t SET concepts_source = 'resource', concept_count = n.count
      FROM unnest($1::bigint[], $2::int[]) AS n(id, count) WHERE t.id = n.id`,
