@@ -11,6 +11,7 @@ import { sendOutcome } from './http/fhir-reply.js';
 import { fhirPlugin } from './fhir/plugin.js';
 import { healthPlugin } from './health/plugin.js';
 import { automationPlugin } from './jobs/plugin.js';
+import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import type { Services } from './services.js';
 
 export interface AppDeps {
@@ -141,5 +142,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     automation: deps.services.automation,
     contextFor: deps.services.contextFor,
   });
+  // The web app at '/', after every API route (apps/app/dist, when built).
+  const appDist = findAppDist();
+  if (appDist) await app.register(appStaticPlugin, { root: appDist });
   return app;
 }

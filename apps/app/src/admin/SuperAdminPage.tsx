@@ -1,0 +1,168 @@
+import {
+  Alert,
+  Button,
+  Card,
+  Group,
+  Loader,
+  PasswordInput,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { formatDateTime, type Project } from '@hearth/core';
+import { JsonView, OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
+import { useState, type ReactNode } from 'react';
+import { isSuperAdmin, useSession } from '../session.js';
+
+/** Super admin: every project, and the maintenance actions of /admin/super/*. */
+export function SuperAdminPage(): ReactNode {
+  const client = useHearth();
+  const { details, loading } = useSession();
+  const projects = useAsync<Project[]>(
+    isSuperAdmin(details)
+      ? async () => (await client.searchResources('Project', { _count: '200' }, { cache: 'no-cache' })) as Project[]
+      : undefined,
+    String(isSuperAdmin(details)),
+  );
+  if (loading) return <Loader aria-label="Loading session" />;
+  if (!isSuperAdmin(details)) {
+    return <Alert color="yellow">Only super administrators can open this page.</Alert>;
+  }
+  return (
+    <Stack>
+      <Title order={2}>Super admin</Title>
+      <Title order={4}>Projects</Title>
+      {projects.error !== undefined && <OperationOutcomeAlert error={projects.error} />}
+      {projects.loading && !projects.data ? (
+        <Loader size="sm" aria-label="Loading projects" />
+      ) : (
+        <Table striped aria-label="Projects">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Id</Table.Th>
+              <Table.Th>Owner</Table.Th>
+              <Table.Th>Updated</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {(projects.data ?? []).map((p) => (
+              <Table.Tr key={p.id}>
+                <Table.Td>
+                  {p.name}
+                  {p.superAdmin ? ' (super admin)' : ''}
+                </Table.Td>
+                <Table.Td>{p.id}</Table.Td>
+                <Table.Td>{p.owner?.display ?? p.owner?.reference ?? '—'}</Table.Td>
+                <Table.Td>{formatDateTime(p.meta?.lastUpdated)}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      <Title order={4}>Maintenance</Title>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Action
+          title="Reindex resources"
+          path="admin/super/reindex"
+          fields={[{ name: 'resourceType', label: 'Resource types (comma separated)' }]}
+        />
+        <Action title="Rebuild value sets" path="admin/super/valuesets" fields={[]} />
+        <Action
+          title="Set a user's password"
+          path="admin/super/setpassword"
+          fields={[
+            { name: 'email', label: 'Email' },
+            { name: 'password', label: 'New password', secret: true },
+          ]}
+        />
+        <Action
+          title="Purge old resources"
+          path="admin/super/purge"
+          fields={[
+            { name: 'resourceType', label: 'Resource type (Login, AuditEvent…)' },
+            { name: 'before', label: 'Before (date)', type: 'date' },
+          ]}
+        />
+        <Action title="Run database migrations" path="admin/super/migrate" fields={[]} />
+        <Action
+          title="Database statistics"
+          path="admin/super/dbstats"
+          fields={[{ name: 'tableNames', label: 'Tables (optional, comma separated)' }]}
+        />
+      </SimpleGrid>
+    </Stack>
+  );
+}
+
+interface FieldDef {
+  name: string;
+  label: string;
+  secret?: boolean;
+  type?: string;
+}
+
+function Action({ title, path, fields }: { title: string; path: string; fields: FieldDef[] }): ReactNode {
+  const client = useHearth();
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [result, setResult] = useState<{ value?: unknown; error?: unknown } | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  return (
+    <Card withBorder>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setResult(undefined);
+          try {
+            const body = Object.fromEntries(Object.entries(values).filter(([, v]) => v));
+            setResult({ value: await client.post(path, body, 'application/json') });
+          } catch (err) {
+            setResult({ error: err });
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <Stack gap="xs">
+          <Title order={5}>{title}</Title>
+          {fields.map((f) =>
+            f.secret ? (
+              <PasswordInput
+                key={f.name}
+                label={f.label}
+                value={values[f.name] ?? ''}
+                onChange={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })}
+              />
+            ) : (
+              <TextInput
+                key={f.name}
+                type={f.type}
+                label={f.label}
+                value={values[f.name] ?? ''}
+                onChange={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })}
+              />
+            ),
+          )}
+          <Group>
+            <Button type="submit" size="sm" loading={busy}>
+              {title}
+            </Button>
+          </Group>
+          {result?.error !== undefined && <OperationOutcomeAlert error={result.error} />}
+          {result && result.error === undefined && (
+            <>
+              <Text c="green" size="sm" role="status">
+                Done.
+              </Text>
+              {result.value !== undefined && result.value !== null && <JsonView value={result.value} maxHeight={200} />}
+            </>
+          )}
+        </Stack>
+      </form>
+    </Card>
+  );
+}

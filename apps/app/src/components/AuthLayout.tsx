@@ -1,0 +1,21 @@
+import { Center, Paper, Stack, Text, Title } from '@mantine/core';
+import type { ReactNode } from 'react';
+
+/** The centred card of the sign-in, register and password pages. */
+export function AuthLayout({ title, children }: { title: string; children: ReactNode }): ReactNode {
+  return (
+    <Center mih="100vh" p="md" bg="gray.0">
+      <Paper withBorder shadow="sm" p="xl" w="100%" maw={420} component="main">
+        <Stack>
+          <Text fw={700} size="xl" c="orange.7" ta="center">
+            Hearth
+          </Text>
+          <Title order={2} ta="center" size="h3">
+            {title}
+          </Title>
+          {children}
+        </Stack>
+      </Paper>
+    </Center>
+  );
+}

@@ -1,0 +1,59 @@
+import { Alert, Anchor, Button, Stack, TextInput } from '@mantine/core';
+import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { useState, type ReactNode } from 'react';
+import { Link } from 'react-router';
+import { AuthLayout } from '../components/AuthLayout.js';
+
+/** Forgot password: the server emails a link to /setpassword/{id}/{secret}. */
+export function ResetPasswordPage(): ReactNode {
+  const client = useHearth();
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  return (
+    <AuthLayout title="Reset your password">
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          try {
+            await client.post('auth/resetpassword', { email: email.trim() }, 'application/json', { noAuth: true });
+            setSent(true);
+          } catch (err) {
+            setError(err);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <Stack>
+          {sent ? (
+            <Alert color="green" role="status">
+              If an account uses {email}, an email with a link to set a new password is on its way.
+            </Alert>
+          ) : (
+            <>
+              <TextInput
+                label="Email"
+                type="email"
+                required
+                autoComplete="email"
+                value={email}
+                onChange={(e) => setEmail(e.currentTarget.value)}
+              />
+              <OperationOutcomeAlert error={error} />
+              <Button type="submit" loading={busy}>
+                Send reset link
+              </Button>
+            </>
+          )}
+          <Anchor component={Link} to="/signin" size="sm" ta="center">
+            Back to sign in
+          </Anchor>
+        </Stack>
+      </form>
+    </AuthLayout>
+  );
+}

@@ -1,0 +1,154 @@
+import { Alert, Anchor, Group, Loader, Stack, Tabs, Text, Title } from '@mantine/core';
+import { getDisplayString, type Questionnaire, type Resource } from '@hearth/core';
+import {
+  JsonEditor,
+  OperationOutcomeAlert,
+  QuestionnaireBuilder,
+  QuestionnaireForm,
+  ResourceAvatar,
+  ResourceBlame,
+  ResourceForm,
+  ResourceHistory,
+  ResourceTable,
+  useHearth,
+  useResource,
+} from '@hearth/react';
+import { useState, type ReactNode } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { PatientSummary } from './PatientSummary.js';
+
+/** `/:resourceType/:id/:tab?`: a resource with tabs for its details, editing, history and JSON. */
+export function ResourcePage(): ReactNode {
+  const { resourceType = '', id = '', tab } = useParams();
+  const client = useHearth();
+  const navigate = useNavigate();
+  const { data: resource, error, loading, reload } = useResource<Resource>(`${resourceType}/${id}`);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  if (error) return <OperationOutcomeAlert error={error} />;
+  if (loading && !resource) return <Loader aria-label="Loading resource" />;
+  if (!resource) return null;
+
+  const tabs = [
+    ...(resourceType === 'Patient' ? ['summary'] : []),
+    ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
+    'details',
+    'edit',
+    'history',
+    'blame',
+    'json',
+  ];
+  const current = tab && tabs.includes(tab) ? tab : tabs[0];
+  const saved = async (next: Resource) => {
+    client.invalidateSearches(resourceType);
+    const updated = await client.updateResource(next as never);
+    setNotice(`Saved version ${(updated as Resource).meta?.versionId ?? ''}`);
+    reload();
+    navigate(`/${resourceType}/${id}/details`);
+  };
+  const labels: Record<string, string> = {
+    summary: 'Summary',
+    preview: 'Fill in',
+    builder: 'Builder',
+    details: 'Details',
+    edit: 'Edit',
+    history: 'History',
+    blame: 'Blame',
+    json: 'JSON',
+  };
+  return (
+    <Stack>
+      <Group>
+        <ResourceAvatar value={resource} size="lg" />
+        <div>
+          <Title order={2}>{getDisplayString(resource)}</Title>
+          <Text size="sm" c="dimmed">
+            <Anchor component={Link} to={`/${resourceType}`}>
+              {resourceType}
+            </Anchor>{' '}
+            · {id} · version {resource.meta?.versionId}
+            {resourceType === 'Bot' && (
+              <>
+                {' · '}
+                <Anchor component={Link} to={`/admin/bots/${id}`}>
+                  Open in bot editor
+                </Anchor>
+              </>
+            )}
+          </Text>
+        </div>
+      </Group>
+      {notice && (
+        <Alert color="green" role="status" withCloseButton onClose={() => setNotice(undefined)}>
+          {notice}
+        </Alert>
+      )}
+      <Tabs value={current} onChange={(t) => t && navigate(`/${resourceType}/${id}/${t}`)} keepMounted={false}>
+        <Tabs.List>
+          {tabs.map((t) => (
+            <Tabs.Tab key={t} value={t}>
+              {labels[t]}
+            </Tabs.Tab>
+          ))}
+        </Tabs.List>
+        <Tabs.Panel value="summary" pt="md">
+          <PatientSummary patient={resource} />
+        </Tabs.Panel>
+        <Tabs.Panel value="preview" pt="md">
+          <QuestionnaireFill questionnaire={resource as Questionnaire} />
+        </Tabs.Panel>
+        <Tabs.Panel value="builder" pt="md">
+          <QuestionnaireBuilder
+            key={resource.meta?.versionId}
+            defaultValue={resource as Questionnaire}
+            onSubmit={saved}
+          />
+        </Tabs.Panel>
+        <Tabs.Panel value="details" pt="md">
+          <ResourceTable value={resource} />
+        </Tabs.Panel>
+        <Tabs.Panel value="edit" pt="md">
+          <ResourceForm
+            key={resource.meta?.versionId}
+            defaultValue={resource}
+            onSubmit={saved}
+            onDelete={async () => {
+              await client.deleteResource(resourceType as 'Patient', id);
+              client.invalidateSearches(resourceType);
+              navigate(`/${resourceType}`);
+            }}
+          />
+        </Tabs.Panel>
+        <Tabs.Panel value="history" pt="md">
+          <ResourceHistory key={resource.meta?.versionId} resourceType={resourceType} id={id} />
+        </Tabs.Panel>
+        <Tabs.Panel value="blame" pt="md">
+          <ResourceBlame key={resource.meta?.versionId} resourceType={resourceType} id={id} />
+        </Tabs.Panel>
+        <Tabs.Panel value="json" pt="md">
+          <JsonEditor key={resource.meta?.versionId} defaultValue={resource} onSubmit={saved} />
+        </Tabs.Panel>
+      </Tabs>
+    </Stack>
+  );
+}
+
+/** Fills in a questionnaire and stores the QuestionnaireResponse. */
+function QuestionnaireFill({ questionnaire }: { questionnaire: Questionnaire }): ReactNode {
+  const client = useHearth();
+  const [saved, setSaved] = useState<Resource | undefined>(undefined);
+  if (saved) {
+    return (
+      <Alert color="green" role="status" title="Response saved">
+        <Anchor component={Link} to={`/QuestionnaireResponse/${saved.id}`}>
+          View the response
+        </Anchor>
+      </Alert>
+    );
+  }
+  return (
+    <QuestionnaireForm
+      questionnaire={questionnaire}
+      onSubmit={async (response) => setSaved((await client.createResource(response)) as Resource)}
+    />
+  );
+}

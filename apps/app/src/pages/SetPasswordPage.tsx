@@ -1,0 +1,73 @@
+import { Alert, Anchor, Button, PasswordInput, Stack } from '@mantine/core';
+import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { useState, type ReactNode } from 'react';
+import { Link, useParams } from 'react-router';
+import { AuthLayout } from '../components/AuthLayout.js';
+
+/** Sets a new password from an emailed link (POST /auth/setpassword). */
+export function SetPasswordPage(): ReactNode {
+  const client = useHearth();
+  const { id, secret } = useParams();
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [done, setDone] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const mismatch = confirm !== '' && confirm !== password;
+  return (
+    <AuthLayout title="Set a new password">
+      {done ? (
+        <Stack>
+          <Alert color="green" role="status">
+            Your password is set.
+          </Alert>
+          <Button component={Link} to="/signin">
+            Sign in
+          </Button>
+        </Stack>
+      ) : (
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            if (mismatch) return;
+            setBusy(true);
+            setError(undefined);
+            try {
+              await client.post('auth/setpassword', { id, secret, password }, 'application/json', { noAuth: true });
+              setDone(true);
+            } catch (err) {
+              setError(err);
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          <Stack>
+            <PasswordInput
+              label="New password"
+              required
+              autoComplete="new-password"
+              value={password}
+              onChange={(e) => setPassword(e.currentTarget.value)}
+            />
+            <PasswordInput
+              label="Confirm password"
+              required
+              autoComplete="new-password"
+              value={confirm}
+              error={mismatch ? 'The passwords differ' : undefined}
+              onChange={(e) => setConfirm(e.currentTarget.value)}
+            />
+            <OperationOutcomeAlert error={error} />
+            <Button type="submit" loading={busy}>
+              Set password
+            </Button>
+            <Anchor component={Link} to="/signin" size="sm" ta="center">
+              Back to sign in
+            </Anchor>
+          </Stack>
+        </form>
+      )}
+    </AuthLayout>
+  );
+}

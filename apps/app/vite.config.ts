@@ -1,0 +1,32 @@
+import react from '@vitejs/plugin-react';
+import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
+// @ts-expect-error: a plain JavaScript build script without declarations.
+import { buildUiMetadata } from '../../packages/react/scripts/metadata.mjs';
+
+/** `virtual:hearth-metadata`: the type schema and search parameters, as a lazily loaded chunk. */
+function hearthMetadata(): Plugin {
+  const id = 'virtual:hearth-metadata';
+  return {
+    name: 'hearth-metadata',
+    resolveId: (source) => (source === id ? `\0${id}` : undefined),
+    load(resolved) {
+      if (resolved !== `\0${id}`) return undefined;
+      // JSON.parse of a string literal is parsed faster by browsers than an object literal.
+      return `export default JSON.parse(${JSON.stringify(JSON.stringify(buildUiMetadata()))});`;
+    },
+  };
+}
+
+export default defineConfig({
+  root: import.meta.dirname,
+  plugins: [react(), hearthMetadata()],
+  // Workspace packages resolve to their TypeScript sources.
+  resolve: { conditions: ['source', ...defaultClientConditions] },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 2500,
+    sourcemap: false,
+  },
+  server: { port: 3000 },
+});
