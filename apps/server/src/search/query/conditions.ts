@@ -139,7 +139,10 @@ function isPrefix(op: Operator): boolean {
 
 /** Condition on a row `alias` of `type`: readable project, not deleted, access rules. */
 export function visibleRow(ctx: QueryContext, alias: string, type: string | undefined): string[] {
-  const conds = [`${alias}.deleted = false`];
+  // The type, even on a type's own partition: it leads the primary key (type, project, id).
+  const conds = type
+    ? [`${alias}.resource_type = ${ctx.bind(type)}`, `${alias}.deleted = false`]
+    : [`${alias}.deleted = false`];
   const project = ctx.projectCondition(alias);
   if (project) conds.push(project);
   const access = ctx.accessCondition(type, alias);

@@ -32,71 +32,97 @@ function referenceCodes(ctx: QueryContext, sourceType: string, target: IncludeTa
   return [param.code];
 }
 
+/**
+ * Reads resources by type and id in one statement (a UNION ALL over the types' partitions),
+ * within the scope: readable projects, not deleted, access rules. Ids of contained resources
+ * ('container#id') are not resources of their own and are left out.
+ */
+async function readByIds(db: Queryable, ctx: QueryContext, byType: Map<string, Set<string>>): Promise<FoundRow[]> {
+  const parts: string[] = [];
+  for (const [type, idSet] of byType) {
+    const ids = [...idSet].filter((id) => !id.includes('#'));
+    if (ids.length === 0 || !getAllResourceTypes().includes(type)) continue;
+    const alias = ctx.alias('r');
+    const where = [...visibleRow(ctx, alias, type), `${alias}.id = ANY(${ctx.bind(ids, 'text[]')})`];
+    parts.push(
+      `(SELECT ${alias}.resource_type, ${alias}.id, ${alias}.content FROM ${resourceTable(type)} ${alias} WHERE ${where.join(' AND ')} LIMIT ${MAX_INCLUDED})`,
+    );
+  }
+  if (parts.length === 0) return [];
+  const q = finalize(parts.join(' UNION ALL '), ctx.params);
+  return (await db.query<FoundRow>(q.text, q.values)).rows;
+}
+
+function addTo(map: Map<string, Set<string>>, type: string, id: string): void {
+  let set = map.get(type);
+  if (!set) {
+    set = new Set();
+    map.set(type, set);
+  }
+  set.add(id);
+}
+
 /** Resources the `rows` reference through the include's parameters (hl7.org/fhir/R4/search.html#include). */
 async function forward(db: Queryable, ctx: QueryContext, target: IncludeTarget, rows: FoundRow[]): Promise<FoundRow[]> {
-  const out: FoundRow[] = [];
   const bySource = new Map<string, string[]>();
   for (const row of rows) {
     if (target.resourceType !== '*' && row.resource_type !== target.resourceType) continue;
     bySource.set(row.resource_type, [...(bySource.get(row.resource_type) ?? []), row.id]);
   }
+  const targets = new Map<string, Set<string>>();
   for (const [sourceType, ids] of bySource) {
     const codes = referenceCodes(ctx, sourceType, target, '_include');
     if (codes.length === 0) continue;
-    const base = ctx.params.length;
-    const x = 'x';
     const conds = [
-      `${x}.resource_type = ${ctx.bind(sourceType)}`,
-      `${x}.resource_id = ANY(${ctx.bind(ids, 'text[]')})`,
-      `${x}.code = ANY(${ctx.bind(codes, 'text[]')})`,
-      `${x}.target_id IS NOT NULL`,
+      `x.resource_type = ${ctx.bind(sourceType)}`,
+      `x.resource_id = ANY(${ctx.bind(ids, 'text[]')})`,
+      `x.code = ANY(${ctx.bind(codes, 'text[]')})`,
+      'x.target_id IS NOT NULL',
     ];
-    if (target.targetType) conds.push(`${x}.target_type = ${ctx.bind(target.targetType)}`);
-    const visible = visibleRow(ctx, 'r', target.targetType);
-    const sql = `SELECT DISTINCT r.resource_type, r.id, r.content FROM search_reference ${x}
-      JOIN resource r ON r.resource_type = ${x}.target_type AND r.id = ${x}.target_id
-      WHERE ${conds.join(' AND ')} AND ${visible.join(' AND ')} LIMIT ${MAX_INCLUDED}`;
-    const q = finalize(sql, ctx.params);
-    void base;
-    const result = await db.query<FoundRow>(q.text, q.values);
-    out.push(...result.rows);
+    if (target.targetType) conds.push(`x.target_type = ${ctx.bind(target.targetType)}`);
+    const project = ctx.projectCondition('x');
+    if (project) conds.push(project);
+    const q = finalize(
+      `SELECT DISTINCT x.target_type, x.target_id FROM search_reference x WHERE ${conds.join(' AND ')} LIMIT ${MAX_INCLUDED}`,
+      ctx.params,
+    );
+    const refs = await db.query<{ target_type: string; target_id: string }>(q.text, q.values);
+    for (const r of refs.rows) addTo(targets, r.target_type, r.target_id);
   }
-  return out;
+  return readByIds(db, ctx, targets);
 }
 
 /** Resources that reference the `rows` through the revinclude's parameter. */
 async function reverse(db: Queryable, ctx: QueryContext, target: IncludeTarget, rows: FoundRow[]): Promise<FoundRow[]> {
-  const sourceTypes = target.resourceType === '*' ? getAllResourceTypes() : [target.resourceType];
   if (target.resourceType !== '*' && !getAllResourceTypes().includes(target.resourceType)) {
     fail(badRequest(`_revinclude: unknown resource type "${target.resourceType}"`, '_revinclude'));
   }
-  const out: FoundRow[] = [];
   const wanted = target.targetType ? rows.filter((r) => r.resource_type === target.targetType) : rows;
-  if (wanted.length === 0) return out;
-  for (const sourceType of sourceTypes) {
-    const codes = target.resourceType === '*' ? undefined : referenceCodes(ctx, sourceType, target, '_revinclude');
-    const x = 'x';
-    const conds = [
-      `${x}.resource_type = ${ctx.bind(sourceType)}`,
-      `(${x}.target_type, ${x}.target_id) IN (SELECT * FROM unnest(${ctx.bind(
-        wanted.map((r) => r.resource_type),
-        'text[]',
-      )}, ${ctx.bind(
-        wanted.map((r) => r.id),
-        'text[]',
-      )}))`,
-    ];
-    if (codes) conds.push(`${x}.code = ANY(${ctx.bind(codes, 'text[]')})`);
-    const visible = visibleRow(ctx, 'r', sourceType);
-    const sql = `SELECT DISTINCT r.resource_type, r.id, r.content FROM search_reference ${x}
-      JOIN ${resourceTable(sourceType)} r ON r.id = ${x}.resource_id AND r.project_id = ${x}.project_id
-      WHERE ${conds.join(' AND ')} AND ${visible.join(' AND ')} LIMIT ${MAX_INCLUDED}`;
-    const q = finalize(sql, ctx.params);
-    const result = await db.query<FoundRow>(q.text, q.values);
-    out.push(...result.rows);
-    if (target.resourceType === '*' && out.length >= MAX_INCLUDED) break;
+  if (wanted.length === 0) return [];
+  const conds = [
+    `(x.target_type, x.target_id) IN (SELECT * FROM unnest(${ctx.bind(
+      wanted.map((r) => r.resource_type),
+      'text[]',
+    )}, ${ctx.bind(
+      wanted.map((r) => r.id),
+      'text[]',
+    )}))`,
+  ];
+  if (target.resourceType !== '*') {
+    conds.push(`x.resource_type = ${ctx.bind(target.resourceType)}`);
+    conds.push(`x.code = ANY(${ctx.bind(referenceCodes(ctx, target.resourceType, target, '_revinclude'), 'text[]')})`);
   }
-  return out;
+  const project = ctx.projectCondition('x');
+  if (project) conds.push(project);
+  const q = finalize(
+    `SELECT DISTINCT x.resource_type, x.resource_id FROM search_reference x WHERE ${conds.join(' AND ')} LIMIT ${MAX_INCLUDED}`,
+    ctx.params,
+  );
+  const sources = new Map<string, Set<string>>();
+  for (const r of (await db.query<{ resource_type: string; resource_id: string }>(q.text, q.values)).rows) {
+    addTo(sources, r.resource_type, r.resource_id);
+  }
+  return readByIds(db, ctx, sources);
 }
 
 /**

@@ -31,7 +31,7 @@ async function walk(url: string): Promise<{ all: string[]; pages: number }> {
 beforeAll(async () => {
   t = await createTestApp();
   // 25 encounters: 21 with a period start (some equal), 4 without.
-  const resources = [];
+  const resources: { resourceType: string; [key: string]: unknown }[] = [];
   for (let i = 0; i < 25; i++) {
     const start = i < 21 ? `2020-01-${String((i % 7) + 1).padStart(2, '0')}T0${i % 3}:00:00Z` : undefined;
     resources.push({
