@@ -4,12 +4,15 @@ import type { FastifyRequest } from 'fastify';
 import {
   badRequest,
   fail,
+  forbiddenWith,
   notFoundWith,
   unsupportedMediaType,
   type Parameters,
   type ParametersParameter,
 } from '@hearth/core';
+import { ctx } from '../../fhir/context.js';
 import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
+import type { Queryable } from '../../platform/postgres.js';
 import { sendJson } from '../../http/fhir-reply.js';
 import { ConceptImporter, type ImportConcept } from '../import/importer.js';
 import { delimitedConcepts, ndjsonConcepts, parametersConcepts } from '../import/sources.js';
@@ -61,6 +64,7 @@ export function importOperation(deps: TerminologyDeps): OperationDefinitionEntry
         );
       }
       const cs = await ownCodeSystem(deps, request, target.id, system);
+      await assertMayUpdate(deps.pool, ctx(request).repo.scope, cs);
 
       const client = await deps.pool.connect();
       try {
@@ -123,6 +127,41 @@ async function ownCodeSystem(
     );
   }
   return cs;
+}
+
+/** The part of the access guard (storage/types.ts, built by auth) an import needs. */
+interface WriteGuard {
+  assertInteraction(resourceType: string, interaction: 'update'): void;
+  writeCondition(resourceType: string, alias: string, param: (value: unknown) => string): string | undefined;
+}
+
+/**
+ * Importing concepts changes a CodeSystem, so the caller needs the right to update that resource:
+ * the interaction, and the row condition of its access policy (e.g. a read-only or
+ * criteria-limited CodeSystem grant refuses the import with 403).
+ */
+async function assertMayUpdate(db: Queryable, scope: object, cs: CodeSystemRow): Promise<void> {
+  const guard = (scope as { access?: WriteGuard }).access;
+  if (!guard) {
+    return;
+  }
+  guard.assertInteraction('CodeSystem', 'update');
+  const params: unknown[] = [cs.projectId, cs.resourceId];
+  const condition = guard.writeCondition('CodeSystem', 'r', (value) => {
+    params.push(value);
+    return `$${params.length}`;
+  });
+  if (!condition) {
+    return;
+  }
+  const row = await db.query(
+    `SELECT 1 FROM resource r WHERE r.resource_type = 'CodeSystem' AND r.project_id = $1 AND r.id = $2
+       AND NOT r.deleted AND (${condition})`,
+    params,
+  );
+  if (!row.rowCount) {
+    fail(forbiddenWith(`Not allowed to import concepts into CodeSystem/${cs.resourceId}`));
+  }
 }
 
 function streamedConcepts(
