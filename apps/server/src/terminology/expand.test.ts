@@ -76,7 +76,7 @@ describe('ValueSet/$expand on the R4 value sets', () => {
       await get('ValueSet/$expand?url=http://hl7.org/fhir/ValueSet/observation-status&count=3&offset=30')
     ).json();
     expect(beyond.expansion.total).toBe(8);
-    expect(beyond.expansion.contains).toEqual([]);
+    expect(beyond.expansion.contains).toBeUndefined(); // FHIR JSON has no empty arrays
   });
 
   it('expands a whole hierarchical v3 code system and an is-a filter over it', async () => {

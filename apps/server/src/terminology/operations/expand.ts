@@ -98,7 +98,7 @@ export function expandOperation(deps: TerminologyDeps): OperationDefinitionEntry
           total: page.total,
           offset: page.offset,
           ...(echoed.length ? { parameter: echoed } : {}),
-          contains: page.contains,
+          ...(page.contains.length > 0 ? { contains: page.contains } : {}),
         },
       };
       return sendJson(reply, 200, result, (request.query as Record<string, unknown>)._pretty === 'true');
