@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../test/app.js";
-import { createLogger } from "../platform/logger.js";
-import { randomUUID } from "node:crypto";
-import { Repository } from "../storage/repository.js";
-import { loadR4Terminology } from "./loader.js";
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { createLogger } from '../platform/logger.js';
+import { randomUUID } from 'node:crypto';
+import { Repository } from '../storage/repository.js';
+import { loadR4Terminology } from './loader.js';
 
 let t: TestApp;
 
@@ -14,8 +14,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe("R4 terminology load", () => {
-  it("loaded the spec code systems, value sets and concept maps at start, with hierarchy", async () => {
+describe('R4 terminology load', () => {
+  it('loaded the spec code systems, value sets and concept maps at start, with hierarchy', async () => {
     const counts = await t.pool.query<{
       cs: number;
       vs: number;
@@ -29,7 +29,7 @@ describe("R4 terminology load", () => {
               (SELECT count(*) FROM terminology_concept)::int AS concepts,
               (SELECT count(*) FROM terminology_concept_closure)::int AS closure`,
     );
-    console.log("terminology rows", counts.rows[0]);
+    console.log('terminology rows', counts.rows[0]);
     expect(counts.rows[0].cs).toBeGreaterThan(1000);
     expect(counts.rows[0].vs).toBeGreaterThan(1000);
     expect(counts.rows[0].cm).toBeGreaterThan(10);
@@ -42,26 +42,15 @@ describe("R4 terminology load", () => {
       projectId: randomUUID(),
       readProjects: [projectId],
     });
-    const read = await repo.readResource("ValueSet", "administrative-gender");
-    expect(read.resource.url).toBe(
-      "http://hl7.org/fhir/ValueSet/administrative-gender",
-    );
-    expect((await repo.readResource("Project", projectId)).resource.name).toBe(
-      "Terminology",
-    );
-    const conceptMap = await repo.readResource(
-      "ConceptMap",
-      "cm-administrative-gender-v2",
-    );
-    expect(conceptMap.resource.resourceType).toBe("ConceptMap");
+    const read = await repo.readResource('ValueSet', 'administrative-gender');
+    expect(read.resource.url).toBe('http://hl7.org/fhir/ValueSet/administrative-gender');
+    expect((await repo.readResource('Project', projectId)).resource.name).toBe('Terminology');
+    const conceptMap = await repo.readResource('ConceptMap', 'cm-administrative-gender-v2');
+    expect(conceptMap.resource.resourceType).toBe('ConceptMap');
   });
 
-  it("is idempotent: a second start loads nothing", async () => {
-    const again = await loadR4Terminology(
-      t.pool,
-      t.services.repositoryDeps,
-      createLogger("silent"),
-    );
+  it('is idempotent: a second start loads nothing', async () => {
+    const again = await loadR4Terminology(t.pool, t.services.repositoryDeps, createLogger('silent'));
     expect(again.loaded).toBe(false);
     expect(again.projectId).toBe(t.services.terminology.projectId);
   });
