@@ -10,6 +10,7 @@ import { parseJsonBody } from './http/body.js';
 import { sendOutcome } from './http/fhir-reply.js';
 import { fhirPlugin } from './fhir/plugin.js';
 import { healthPlugin } from './health/plugin.js';
+import { authPlugin } from './auth/plugin.js';
 import { automationPlugin } from './jobs/plugin.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import type { Services } from './services.js';
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   for (const prefix of ['', '/api']) {
     await app.register(healthPlugin, { prefix, pool: deps.pool });
+    await app.register(authPlugin, { prefix, auth: deps.services.auth, fhirPrefix: '/fhir/R4' });
     await app.register(
       async (scope) =>
         fhirPlugin(scope, {

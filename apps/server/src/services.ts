@@ -16,6 +16,8 @@ import { BinaryStore } from './storage/binary-store.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 import { createAutomation, type Automation } from './jobs/automation.js';
+import { createAuthModule, type AuthModule } from './auth/module.js';
+import { projectInitOperation } from './auth/operations/project-init.js';
 
 /** Everything the HTTP layer needs, built once at start-up. */
 export interface Services {
@@ -34,6 +36,8 @@ export interface Services {
   terminology: TerminologyModule;
   /** Background jobs, bots and subscriptions. */
   automation: Automation;
+  /** Sign-in, tokens, sessions and access rules. */
+  auth: AuthModule;
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
@@ -65,11 +69,19 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   const operations = new OperationRegistry();
   operations.register(validateOperation(validator));
   terminology.registerOperations(operations);
-  const contextFor: FhirContextFactory = async (request) => ({
-    repo: new Repository(repositoryDeps, { projectId: superAdminProjectId, readProjects: [superAdminProjectId] }),
-    fhirBase: `${config.baseUrl}fhir/R4/`,
-    requestId: request.id,
+  const auth = await createAuthModule({
+    config,
+    pool,
+    logger,
+    repositoryDeps,
+    systemRepo,
+    superAdminProjectId,
+    search,
+    sharedProjects: () => (terminology.projectId ? [terminology.projectId] : []),
   });
+  listeners.push(auth.authenticator.onWrite);
+  operations.register(projectInitOperation(auth));
+  const contextFor: FhirContextFactory = auth.contextFor;
   const binaryStore = new BinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes);
   const automation = await createAutomation({
     config,
@@ -95,5 +107,6 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     terminology,
     binaryStore,
     automation,
+    auth,
   };
 }

@@ -49,7 +49,7 @@ describe('Bot $deploy and $execute', () => {
     };
     expect(stored.executableCode?.contentType).toBe('application/javascript');
     expect(stored.executableCode?.url).toMatch(/^Binary\//);
-    const binary = await fetch(new URL(`fhir/R4/${stored.executableCode?.url}`, t.baseUrl));
+    const binary = await fetch(new URL(`fhir/R4/${stored.executableCode?.url}`, t.baseUrl), { headers: t.authHeaders });
     const js = await binary.text();
     expect(js).toMatch(/export\s*\{\s*handler\s*\}/);
     expect(js).not.toContain('interface Event');

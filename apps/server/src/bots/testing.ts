@@ -4,9 +4,9 @@ import type { TestApp } from '../test/app.js';
 
 export const FHIR_JSON = 'application/fhir+json';
 
-/** The project requests of the test app act in (the stub context: the super admin project). */
+/** The project requests of the test app act in: the test project whose admin t.authHeaders signs in. */
 export function testProjectId(t: TestApp): string {
-  return t.services.superAdminProjectId;
+  return t.testProject.projectId;
 }
 
 /** Creates a Bot and its ProjectMembership (what POST /admin/projects/{id}/bot does). */
@@ -32,7 +32,7 @@ export async function post(
 ): Promise<{ status: number; headers: Headers; text: string; json: () => unknown }> {
   const res = await fetch(new URL(path, t.baseUrl), {
     method: 'POST',
-    headers: { 'content-type': contentType },
+    headers: { ...t.authHeaders, 'content-type': contentType },
     body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   });
   const text = await res.text();
@@ -43,7 +43,7 @@ export async function get(
   t: TestApp,
   path: string,
 ): Promise<{ status: number; headers: Headers; text: string; json: () => unknown }> {
-  const res = await fetch(new URL(path, t.baseUrl));
+  const res = await fetch(new URL(path, t.baseUrl), { headers: t.authHeaders });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
 }

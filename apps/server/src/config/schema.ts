@@ -138,6 +138,81 @@ export const configSchema = {
     'How long graceful shutdown waits for in-flight requests to finish.',
   ),
   corsOrigins: key('HEARTH_CORS_ORIGINS', 'string[]', ['*'], 'Origins allowed by CORS (comma separated, * for any).'),
+  // ---- identity and access (auth/) ----
+  appBaseUrl: key(
+    'HEARTH_APP_BASE_URL',
+    'string',
+    '',
+    'Public URL of the web app, used in sign-in, invitation and password reset links. Defaults to the server URL.',
+  ),
+  registrationEnabled: key(
+    'HEARTH_REGISTRATION_ENABLED',
+    'boolean',
+    true,
+    'Whether anyone may register (POST /auth/newuser, /auth/newproject). Off: only invited users sign in.',
+  ),
+  accessTokenLifetimeSeconds: key(
+    'HEARTH_ACCESS_TOKEN_LIFETIME_SECONDS',
+    'integer',
+    3600,
+    'Lifetime of access tokens (a ClientApplication may shorten it with accessTokenLifetime).',
+  ),
+  refreshTokenLifetimeSeconds: key(
+    'HEARTH_REFRESH_TOKEN_LIFETIME_SECONDS',
+    'integer',
+    14 * 24 * 3600,
+    'Lifetime of refresh tokens; each refresh rotates the token.',
+  ),
+  signingAlgorithm: key('HEARTH_SIGNING_ALGORITHM', 'string', 'ES256', 'JWT signing algorithm: ES256 or RS256.'),
+  keyRotationDays: key(
+    'HEARTH_KEY_ROTATION_DAYS',
+    'integer',
+    30,
+    'Age after which a new signing key is generated; older keys still verify until their tokens expire.',
+  ),
+  authCacheMs: key(
+    'HEARTH_AUTH_CACHE_MS',
+    'integer',
+    2000,
+    'How long a process may reuse a verified session (login, membership, policy) before reading it again. Writes in the same process invalidate at once.',
+  ),
+  smtpHost: key('HEARTH_SMTP_HOST', 'string', '', 'SMTP relay host for outgoing email. Empty: email is logged, not sent.'),
+  smtpPort: key('HEARTH_SMTP_PORT', 'integer', 587, 'SMTP relay port.'),
+  smtpSecure: key('HEARTH_SMTP_SECURE', 'boolean', false, 'Use TLS from the start (port 465); otherwise STARTTLS when offered.'),
+  smtpUser: key('HEARTH_SMTP_USER', 'string', '', 'SMTP user name (empty: no authentication).'),
+  smtpPassword: key('HEARTH_SMTP_PASSWORD', 'string', '', 'SMTP password.', true),
+  emailFrom: key('HEARTH_EMAIL_FROM', 'string', 'Hearth <no-reply@localhost>', 'From address of outgoing email.'),
+  loginFailuresPerAccount: key(
+    'HEARTH_LOGIN_FAILURES_PER_ACCOUNT',
+    'integer',
+    10,
+    'Failed sign-ins for one email within 15 minutes before that account is locked for the rest of the window.',
+  ),
+  rateLimitRequestsPerMinute: key(
+    'HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE',
+    'integer',
+    6000,
+    'Requests per minute per signed-in user (and per client IP for anonymous calls); 0 disables. A project can lower it with the setting rateLimitRequestsPerMinute.',
+  ),
+  rateLimitIpRequestsPerMinute: key(
+    'HEARTH_RATE_LIMIT_IP_REQUESTS_PER_MINUTE',
+    'integer',
+    12000,
+    'Requests per minute from one IP address, whoever signs in; 0 disables.',
+  ),
+  rateLimitAuthRequestsPerMinute: key(
+    'HEARTH_RATE_LIMIT_AUTH_REQUESTS_PER_MINUTE',
+    'integer',
+    60,
+    'Sign-in requests (/auth/*, /oauth2/token, /oauth2/authorize) per minute per IP; 0 disables.',
+  ),
+  redisUrl: key(
+    'HEARTH_REDIS_URL',
+    'string',
+    '',
+    'Redis for shared rate-limit counters. Empty: counters live in PostgreSQL, shared by every process.',
+    true,
+  ),
 } as const;
 
 export type ConfigSchema = typeof configSchema;

@@ -2,6 +2,7 @@ import {
   badRequest,
   conflict,
   fail,
+  forbiddenWith,
   generateId,
   goneWith,
   isValidId,
@@ -22,9 +23,11 @@ import {
   writeVersions,
   type CurrentRow,
   type HistoryQuery,
+  type RowCondition,
 } from './sql/versions.js';
 import { isStoredResourceType } from './tables.js';
 import type {
+  AccessInteraction,
   ConditionalMatcher,
   RepositoryScope,
   ResourceValidator,
@@ -95,6 +98,33 @@ export class Repository {
     return this.scope.readProjects;
   }
 
+  // ---- access rules (scope.access, built by auth/access): enforced in the SQL of every read ----
+
+  /** Asserts the interaction and returns the row condition of the scope's access guard, if any. */
+  private visibleTo(resourceType: string, interaction: AccessInteraction): RowCondition | undefined {
+    const guard = this.scope.access;
+    if (!guard) {
+      return undefined;
+    }
+    guard.assertInteraction(resourceType, interaction);
+    return (alias, param) => guard.readCondition(resourceType, interaction, alias, param);
+  }
+
+  private writableBy(resourceType: string): RowCondition | undefined {
+    const guard = this.scope.access;
+    return guard ? (alias, param) => guard.writeCondition(resourceType, alias, param) : undefined;
+  }
+
+  /** A read result as the scope may see it (hidden fields removed). */
+  private shown<T extends ReadResult>(result: T): T {
+    const guard = this.scope.access;
+    if (!guard?.hidesFields(result.resource.resourceType)) {
+      return result;
+    }
+    const resource = guard.redact(result.resource);
+    return { ...result, resource, content: JSON.stringify(resource) };
+  }
+
   /** Runs fn with a repository bound to one transaction; listeners hear of its writes only after COMMIT. */
   async withTransaction<T>(fn: (repo: Repository) => Promise<T>): Promise<T> {
     if (this.client) {
@@ -155,12 +185,13 @@ export class Repository {
 
   // ---- reads ----
 
-  async readCurrentRow(resourceType: string, id: string): Promise<CurrentRow> {
+  async readCurrentRow(resourceType: string, id: string, interaction: AccessInteraction = 'read'): Promise<CurrentRow> {
     this.assertType(resourceType);
+    const condition = this.visibleTo(resourceType, interaction);
     if (!isValidId(id)) {
       fail(notFoundWith(`${resourceType}/${id} not found`));
     }
-    const row = await selectCurrent(this.db, resourceType, id, this.projects);
+    const row = await selectCurrent(this.db, resourceType, id, this.projects, false, condition);
     if (!row) {
       fail(notFoundWith(`${resourceType}/${id} not found`));
     }
@@ -175,26 +206,33 @@ export class Repository {
     if (row.deleted) {
       fail(goneWith(`${resourceType}/${id} was deleted`));
     }
-    return {
+    return this.shown({
       resource: parseStored(row.content) as T,
       content: row.content,
       versionId: row.versionId,
       lastUpdated: row.lastUpdated,
-    };
+    });
   }
 
   /** Reads many resources of one type; missing and deleted ones are left out. */
-  async readResources(resourceType: string, ids: string[]): Promise<ReadResult[]> {
+  async readResources(
+    resourceType: string,
+    ids: string[],
+    interaction: AccessInteraction = 'read',
+  ): Promise<ReadResult[]> {
     this.assertType(resourceType);
-    const rows = await selectCurrentMany(this.db, resourceType, ids.filter(isValidId), this.projects);
+    const condition = this.visibleTo(resourceType, interaction);
+    const rows = await selectCurrentMany(this.db, resourceType, ids.filter(isValidId), this.projects, condition);
     return rows
       .filter((r) => !r.deleted)
-      .map((r) => ({
-        resource: parseStored(r.content),
-        content: r.content,
-        versionId: r.versionId,
-        lastUpdated: r.lastUpdated,
-      }));
+      .map((r) =>
+        this.shown({
+          resource: parseStored(r.content),
+          content: r.content,
+          versionId: r.versionId,
+          lastUpdated: r.lastUpdated,
+        }),
+      );
   }
 
   async readVersion(resourceType: string, id: string, versionId: string): Promise<ReadResult> {
@@ -203,19 +241,20 @@ export class Repository {
     if (!isValidId(id) || !Number.isInteger(vid) || vid < 1 || vid > 2 ** 31 - 1) {
       fail(notFoundWith(`${resourceType}/${id}/_history/${versionId} not found`));
     }
-    const row = await selectVersion(this.db, resourceType, id, vid, this.projects);
+    const condition = this.visibleTo(resourceType, 'vread');
+    const row = await selectVersion(this.db, resourceType, id, vid, this.projects, condition);
     if (!row) {
       fail(notFoundWith(`${resourceType}/${id}/_history/${versionId} not found`));
     }
     if (row.deleted) {
       fail(goneWith(`${resourceType}/${id}/_history/${versionId} is a deletion`));
     }
-    return {
+    return this.shown({
       resource: parseStored(row.content),
       content: row.content,
       versionId: row.versionId,
       lastUpdated: row.lastUpdated,
-    };
+    });
   }
 
   /** Versions newest first, one page; deleted versions come with an empty content. */
@@ -223,10 +262,24 @@ export class Repository {
     if (query.resourceType) {
       this.assertType(query.resourceType);
     }
-    const rows = await selectHistory(this.db, { ...query, projects: this.projects });
+    const guard = this.scope.access;
+    if (guard && query.resourceType) {
+      guard.assertInteraction(query.resourceType, 'history');
+    }
+    const condition: RowCondition | undefined = guard
+      ? (alias, param) => guard.readCondition(query.resourceType, 'history', alias, param)
+      : undefined;
+    let rows = await selectHistory(this.db, { ...query, projects: this.projects, condition });
     if (rows.length === 0 && query.resourceType && query.id) {
       // 404 for an id that never existed here (checked only when the page is empty).
-      await this.readCurrentRow(query.resourceType, query.id);
+      await this.readCurrentRow(query.resourceType, query.id, 'history');
+    }
+    if (guard) {
+      rows = rows.map((r) =>
+        r.deleted || !guard.hidesFields(r.resourceType)
+          ? r
+          : { ...r, content: JSON.stringify(guard.redact(parseStored(r.content))) },
+      );
     }
     const hasMore = rows.length > query.count;
     return { rows: hasMore ? rows.slice(0, query.count) : rows, hasMore };
@@ -237,7 +290,7 @@ export class Repository {
   /** Creates a resource with a new server-assigned id. */
   async createResource<T extends Resource>(resource: T): Promise<WriteResult & { resource: T }> {
     this.assertType(resource.resourceType);
-    const input = { ...resource, id: generateId() };
+    const input = this.guardedInput({ ...resource, id: generateId() }, undefined);
     this.validate(input);
     const version = this.buildVersion(input, input.id, this.scope.projectId, 1);
     await this.writeBatch([{ version, interaction: 'create' }]);
@@ -285,8 +338,12 @@ export class Repository {
           preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`),
         );
       }
+      if (current && !current.deleted) {
+        await this.assertWritable(current);
+      }
+      const input = this.guardedInput(resource, current);
       const projectId = current?.projectId ?? this.scope.projectId;
-      const version = this.buildVersion(resource, id, projectId, (current?.versionId ?? 0) + 1);
+      const version = this.buildVersion(input, id, projectId, (current?.versionId ?? 0) + 1);
       const written = await this.writeBatch(
         [{ version, interaction: current && !current.deleted ? 'update' : 'create', previous: current }],
         true,
@@ -330,7 +387,7 @@ export class Repository {
   async deleteResource(resourceType: string, id: string, options: WriteOptions = {}): Promise<void> {
     this.assertType(resourceType);
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.readCurrentRow(resourceType, id);
+      const current = await this.readCurrentRow(resourceType, id, 'delete');
       if (options.ifMatch !== undefined && current.versionId !== options.ifMatch) {
         fail(preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resourceType}/${id}`));
       }
@@ -406,8 +463,9 @@ export class Repository {
       if (!isValidId(r.id)) {
         fail(badRequest('Resource id is missing or invalid', `${r.resourceType}.id`));
       }
-      this.validate(r);
-      return this.buildVersion(r, r.id, this.scope.projectId, 1);
+      const input = this.guardedInput(r, undefined);
+      this.validate(input);
+      return this.buildVersion(input, r.id, this.scope.projectId, 1);
     });
     await this.writeBatch(versions.map((version) => ({ version, interaction: 'create' as const })));
     return versions.map((v) => this.toWriteResult(v, true));
@@ -466,6 +524,7 @@ export class Repository {
         fail(conflict(`${missing[0].resourceType}/${missing[0].id} was changed or created concurrently`));
       }
       await this.deps.indexer.index(client, versions);
+      await this.verifyWritten(client, versions);
       return true;
     };
     let ok: boolean;
@@ -505,13 +564,63 @@ export class Repository {
   }
 
   private toWriteResult(version: StoredVersion, created: boolean): WriteResult {
-    return {
+    return this.shown({
       resource: version.resource as Resource,
       content: version.content,
       versionId: version.versionId,
       lastUpdated: version.lastUpdated,
       created,
-    };
+    });
+  }
+
+  /**
+   * Applies the access guard to a resource about to be written over `previous` (none: a create):
+   * the interaction must be granted; server-owned, read-only and hidden fields are kept.
+   */
+  private guardedInput<T extends Resource>(resource: T, previous: CurrentRow | undefined): T {
+    const guard = this.scope.access;
+    if (!guard) {
+      return resource;
+    }
+    const existing = previous && !previous.deleted ? parseStored(previous.content) : undefined;
+    guard.assertInteraction(resource.resourceType, existing ? 'update' : 'create');
+    return guard.prepareWrite(resource, existing) as T;
+  }
+
+  /** The version being replaced must itself be writable in this scope (criteria, compartment, read-only). */
+  private async assertWritable(current: CurrentRow): Promise<void> {
+    const condition = this.writableBy(current.resourceType);
+    if (!condition || !this.scope.access?.writeCondition(current.resourceType, 'r', () => 'NULL')) {
+      return;
+    }
+    const row = await selectCurrent(this.db, current.resourceType, current.id, [current.projectId], false, condition);
+    if (!row) {
+      fail(forbiddenWith(`Not allowed to modify ${current.resourceType}/${current.id}`));
+    }
+  }
+
+  /** Each written row must meet the write condition as stored (index rows included), before COMMIT. */
+  private async verifyWritten(client: PoolClient, versions: StoredVersion[]): Promise<void> {
+    const guard = this.scope.access;
+    if (!guard) {
+      return;
+    }
+    for (const v of versions) {
+      if (v.deleted || !guard.writeCondition(v.resourceType, 'r', () => 'NULL')) {
+        continue;
+      }
+      const row = await selectCurrent(
+        client,
+        v.resourceType,
+        v.id,
+        [v.projectId],
+        false,
+        this.writableBy(v.resourceType),
+      );
+      if (!row) {
+        fail(forbiddenWith(`The ${v.resourceType} as written would be outside what this access policy allows`));
+      }
+    }
   }
 }
 

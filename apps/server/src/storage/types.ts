@@ -52,6 +52,43 @@ export interface RepositoryScope {
   author?: Reference;
   /** System operations skip validation of server-owned fields (e.g. creating Users during sign-up). */
   system?: boolean;
+  /** Row- and field-level access rules (access policies, SMART scopes); undefined: the projects alone decide. */
+  access?: AccessGuard;
+}
+
+/** The FHIR interactions an access policy or SMART scope grants (AccessPolicy.resource.interaction). */
+export type AccessInteraction = 'create' | 'read' | 'vread' | 'update' | 'delete' | 'search' | 'history';
+
+/** Binds a value as a query parameter and returns its placeholder ("$3"). */
+export type SqlParam = (value: unknown) => string;
+
+/**
+ * Access rules enforced in SQL, built by auth/access for one request. Row conditions are
+ * written over the columns of a current-version row (`resource` or a type partition) under the
+ * given alias: resource_type, id, project_id, content, compartments. Storage and search AND them
+ * into every query that returns or touches rows, so a row outside the policy is never read.
+ */
+export interface AccessGuard {
+  /** Throws 403 when the interaction is not allowed on the type at all (before any query). */
+  assertInteraction(resourceType: string, interaction: AccessInteraction): void;
+  /**
+   * The condition a row must meet to be visible to `interaction`; `resourceType` undefined means
+   * rows of any type (system history, _type searches). 'FALSE' when none may be seen, undefined when all.
+   */
+  readCondition(
+    resourceType: string | undefined,
+    interaction: AccessInteraction,
+    alias: string,
+    param: SqlParam,
+  ): string | undefined;
+  /** The condition a row must meet to be written (before and after the write); 'FALSE' for read-only types. */
+  writeCondition(resourceType: string, alias: string, param: SqlParam): string | undefined;
+  /** The resource to store: server-owned, read-only and hidden fields kept from `previous`. Throws 403. */
+  prepareWrite(resource: Resource, previous: Resource | undefined): Resource;
+  /** True when resources of the type are served with some fields hidden. */
+  hidesFields(resourceType: string): boolean;
+  /** The resource as this scope may see it (hidden fields removed). */
+  redact(resource: Resource): Resource;
 }
 
 /** A committed write, reported to listeners after the commit (subscriptions, caches). */

@@ -10,7 +10,7 @@ async function put(resource: { resourceType: string; id: string; [key: string]: 
   const res = await t.app.inject({
     method: 'PUT',
     url: `/fhir/R4/${resource.resourceType}/${resource.id}`,
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify(resource),
   });
   expect(res.statusCode, res.body).toBeLessThan(300);
@@ -21,7 +21,7 @@ async function expand(compose: object, query = ''): Promise<string[]> {
   const res = await t.app.inject({
     method: 'POST',
     url: `/fhir/R4/ValueSet/$expand${query}`,
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify({ resourceType: 'ValueSet', status: 'active', compose }),
   });
   expect(res.statusCode, res.body).toBe(200);
@@ -208,13 +208,16 @@ describe('compose over a project code system indexed on write', () => {
       status: 'active',
       compose: { include: [{ valueSet: ['http://example.org/fhir/ValueSet/loop'] }] },
     });
-    const loop = await t.app.inject({ url: '/fhir/R4/ValueSet/$expand?url=http://example.org/fhir/ValueSet/loop' });
+    const loop = await t.app.inject({
+      headers: t.authHeaders,
+      url: '/fhir/R4/ValueSet/$expand?url=http://example.org/fhir/ValueSet/loop',
+    });
     expect(loop.statusCode).toBe(422);
     expect(loop.json().issue[0].details.text).toContain('includes itself');
     const unknown = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/ValueSet/$expand',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({
         resourceType: 'ValueSet',
         status: 'active',
@@ -225,7 +228,7 @@ describe('compose over a project code system indexed on write', () => {
     const regex = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/ValueSet/$expand',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({
         resourceType: 'ValueSet',
         status: 'active',
@@ -238,11 +241,11 @@ describe('compose over a project code system indexed on write', () => {
   it('re-indexes on update and forgets on delete', async () => {
     await put({ ...shapes, concept: [{ code: 'blob', display: 'Blob' }] });
     expect(await expand({ include: [{ system: SYSTEM }] })).toEqual(['blob']);
-    await t.app.inject({ method: 'DELETE', url: '/fhir/R4/CodeSystem/shapes' });
+    await t.app.inject({ headers: t.authHeaders, method: 'DELETE', url: '/fhir/R4/CodeSystem/shapes' });
     const gone = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/ValueSet/$expand',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({
         resourceType: 'ValueSet',
         status: 'active',
@@ -255,7 +258,7 @@ describe('compose over a project code system indexed on write', () => {
 });
 
 describe('functions for search and validation', () => {
-  const scope = () => ({ projects: [t.services.superAdminProjectId] });
+  const scope = () => ({ projects: [t.testProject.projectId, t.services.superAdminProjectId] });
 
   it('expandCodes and valueSetMembersSql give a value set’s codes', async () => {
     const codes = await expandCodes(t.pool, scope(), 'http://hl7.org/fhir/ValueSet/administrative-gender');

@@ -12,14 +12,14 @@ afterAll(async () => {
 });
 
 async function get(url: string) {
-  return t.app.inject({ url: `/fhir/R4/${url}` });
+  return t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/${url}` });
 }
 
 async function post(url: string, body: object) {
   return t.app.inject({
     method: 'POST',
     url: `/fhir/R4/${url}`,
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify(body),
   });
 }

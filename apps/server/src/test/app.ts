@@ -10,6 +10,7 @@ import { createPool, type Pool } from '../platform/postgres.js';
 import { createServices, type Services } from '../services.js';
 import { buildApp } from '../app.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { createTestProject, type TestProject } from './auth.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -19,8 +20,19 @@ export interface TestApp {
   db: TestDatabase;
   /** Absolute base URL ('http://127.0.0.1:PORT/' when listening). */
   baseUrl: string;
+  /** A fresh project of this app whose admin is signed in: its id, user, tokens... */
+  testProject: TestProject;
+  /** The project admin's access token. */
+  token: string;
+  /** `{ authorization: 'Bearer …' }`: pass as `headers` to app.inject to act as the test project's admin. */
+  authHeaders: { authorization: string };
+  /** The super admin's credentials (from config). */
+  superAdmin: { email: string; password: string };
   close(): Promise<void>;
 }
+
+/** The first super admin's password in tests (never printed: it is configured). */
+export const TEST_SUPER_ADMIN_PASSWORD = 'test-super-admin-password';
 
 export async function getFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -46,7 +58,20 @@ export async function createTestApp(
   const baseUrl = options.listen ? `http://127.0.0.1:${port}/` : 'http://localhost:8103/';
   // Files (Binary content) go to a directory of this app's own, removed on close.
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-test-'));
-  const config = loadConfig({}, { logLevel: 'silent', port, baseUrl, databaseUrl: db.url, dataDir, ...options.config });
+  const config = loadConfig(
+    {},
+    {
+      logLevel: 'silent',
+      port,
+      baseUrl,
+      databaseUrl: db.url,
+      dataDir,
+      adminPassword: TEST_SUPER_ADMIN_PASSWORD,
+      // Every test file signs in many times from one address: the sign-in limits are for production.
+      rateLimitAuthRequestsPerMinute: 0,
+      ...options.config,
+    },
+  );
   const logger = createLogger(config.logLevel);
   const pool = createPool({
     connectionString: db.url,
@@ -58,6 +83,7 @@ export async function createTestApp(
   if (options.listen) {
     await app.listen({ port, host: '127.0.0.1' });
   }
+  const testProject = await createTestProject(app, services);
   return {
     app,
     pool,
@@ -65,6 +91,10 @@ export async function createTestApp(
     config,
     db,
     baseUrl,
+    testProject,
+    token: testProject.token,
+    authHeaders: testProject.headers,
+    superAdmin: { email: config.adminEmail, password: config.adminPassword },
     async close() {
       await app.close();
       await pool.end();

@@ -189,7 +189,7 @@ describe('Binary', () => {
     const json = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/Binary',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({ resourceType: 'Binary', contentType: 'text/plain', data: 'not base64!' }),
     });
     expect(json.statusCode).toBe(400);

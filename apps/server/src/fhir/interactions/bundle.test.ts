@@ -28,7 +28,7 @@ async function post(bundle: object, headers: Record<string, string> = {}) {
   return t.app.inject({
     method: 'POST',
     url: '/fhir/R4',
-    headers: { 'content-type': FHIR, ...headers },
+    headers: { ...t.authHeaders, 'content-type': FHIR, ...headers },
     payload: JSON.stringify(bundle),
   });
 }
@@ -37,7 +37,7 @@ async function create(resource: Record<string, unknown>) {
   const res = await t.app.inject({
     method: 'POST',
     url: `/fhir/R4/${resource.resourceType as string}`,
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify(resource),
   });
   expect(res.statusCode).toBe(201);
@@ -109,7 +109,10 @@ describe('transaction', () => {
     }
     // Stored as answered.
     const obs = entries[2];
-    const read = await t.app.inject({ url: `/fhir/R4/${obs.resource!.resourceType}/${obs.resource!.id}` });
+    const read = await t.app.inject({
+      headers: t.authHeaders,
+      url: `/fhir/R4/${obs.resource!.resourceType}/${obs.resource!.id}`,
+    });
     expect(read.json().subject.reference).toBe(`Patient/${patient.resource!.id}`);
   });
 
@@ -134,7 +137,7 @@ describe('transaction', () => {
     expect(get.resource!.active).toBe(false);
     expect((get.resource!.meta as { versionId: string }).versionId).toBe('2');
     expect(del.response.status).toBe('204 No Content');
-    expect((await t.app.inject({ url: `/fhir/R4/Patient/${doomed.id}` })).statusCode).toBe(410);
+    expect((await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${doomed.id}` })).statusCode).toBe(410);
   });
 
   it('writes nothing when a later entry fails, and names that entry', async () => {
@@ -156,7 +159,10 @@ describe('transaction', () => {
     expect(outcome.resourceType).toBe('OperationOutcome');
     expect(outcome.issue[0].details.text).toContain('Bundle.entry[1]');
     const history = (
-      await t.app.inject({ url: `/fhir/R4/Patient/_history?_since=${encodeURIComponent(before)}` })
+      await t.app.inject({
+        headers: t.authHeaders,
+        url: `/fhir/R4/Patient/_history?_since=${encodeURIComponent(before)}`,
+      })
     ).json();
     expect(history.entry).toHaveLength(1); // only the Patient created by this test
   });
@@ -269,7 +275,10 @@ describe('transaction', () => {
     const binary = res.json().entry[0].resource;
     expect(binary.data).toBeUndefined();
     expect(res.json().entry[1].resource.content[0].attachment.url).toBe(`Binary/${binary.id}`);
-    const raw = await t.app.inject({ url: `/fhir/R4/Binary/${binary.id}`, headers: { accept: 'text/plain' } });
+    const raw = await t.app.inject({
+      url: `/fhir/R4/Binary/${binary.id}`,
+      headers: { ...t.authHeaders, accept: 'text/plain' },
+    });
     expect(raw.statusCode).toBe(200);
     expect(raw.body).toBe('hello from a transaction');
     const row = await t.pool.query('SELECT content FROM resource WHERE resource_type = $1 AND id = $2', [

@@ -15,7 +15,7 @@ async function create(resource: object, headers: Record<string, string> = {}) {
   return t.app.inject({
     method: 'POST',
     url: `/fhir/R4/${(resource as { resourceType: string }).resourceType}`,
-    headers: { 'content-type': FHIR, ...headers },
+    headers: { ...t.authHeaders, 'content-type': FHIR, ...headers },
     payload: JSON.stringify(resource),
   });
 }
@@ -32,7 +32,7 @@ describe('create and read', () => {
     expect(new Date(String(res.headers['last-modified'])).getTime()).toBeGreaterThan(0);
     expect(res.headers['content-type']).toContain('application/fhir+json');
 
-    const read = await t.app.inject({ url: `/fhir/R4/Patient/${body.id}` });
+    const read = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${body.id}` });
     expect(read.statusCode).toBe(200);
     expect(read.json()).toEqual(body);
     expect(read.headers.etag).toBe('W/"1"');
@@ -57,10 +57,10 @@ describe('create and read', () => {
   });
 
   it('answers 404 for an unknown type and an unknown id, with an OperationOutcome', async () => {
-    const unknownType = await t.app.inject({ url: '/fhir/R4/Patientx/1' });
+    const unknownType = await t.app.inject({ headers: t.authHeaders, url: '/fhir/R4/Patientx/1' });
     expect(unknownType.statusCode).toBe(404);
     expect(unknownType.json().resourceType).toBe('OperationOutcome');
-    const unknownId = await t.app.inject({ url: '/fhir/R4/Patient/does-not-exist' });
+    const unknownId = await t.app.inject({ headers: t.authHeaders, url: '/fhir/R4/Patient/does-not-exist' });
     expect(unknownId.statusCode).toBe(404);
     expect(unknownId.json().issue[0].code).toBe('not-found');
   });
@@ -69,7 +69,7 @@ describe('create and read', () => {
     const bad = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/Patient',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: '{"resourceType": "Patient",',
     });
     expect(bad.statusCode).toBe(400);
@@ -78,7 +78,7 @@ describe('create and read', () => {
       t.app.inject({
         method: 'POST',
         url: '/fhir/R4/Patient',
-        headers: { 'content-type': FHIR },
+        headers: { ...t.authHeaders, 'content-type': FHIR },
         payload: JSON.stringify({ resourceType: 'Observation', status: 'final', code: { text: 'x' } }),
       }),
     );
@@ -87,9 +87,15 @@ describe('create and read', () => {
 
   it('answers 304 to If-None-Match with the current version', async () => {
     const body = (await create({ resourceType: 'Patient' })).json();
-    const res = await t.app.inject({ url: `/fhir/R4/Patient/${body.id}`, headers: { 'if-none-match': 'W/"1"' } });
+    const res = await t.app.inject({
+      url: `/fhir/R4/Patient/${body.id}`,
+      headers: { ...t.authHeaders, 'if-none-match': 'W/"1"' },
+    });
     expect(res.statusCode).toBe(304);
-    const res2 = await t.app.inject({ url: `/fhir/R4/Patient/${body.id}`, headers: { 'if-none-match': 'W/"2"' } });
+    const res2 = await t.app.inject({
+      url: `/fhir/R4/Patient/${body.id}`,
+      headers: { ...t.authHeaders, 'if-none-match': 'W/"2"' },
+    });
     expect(res2.statusCode).toBe(200);
   });
 
@@ -104,14 +110,14 @@ describe('create and read', () => {
 
   it('rejects a non-JSON _format with 406', async () => {
     const body = (await create({ resourceType: 'Patient' })).json();
-    const res = await t.app.inject({ url: `/fhir/R4/Patient/${body.id}?_format=xml` });
+    const res = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${body.id}?_format=xml` });
     expect(res.statusCode).toBe(406);
     expect(res.json().resourceType).toBe('OperationOutcome');
   });
 
   it('pretty-prints with _pretty=true', async () => {
     const body = (await create({ resourceType: 'Patient' })).json();
-    const res = await t.app.inject({ url: `/fhir/R4/Patient/${body.id}?_pretty=true` });
+    const res = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${body.id}?_pretty=true` });
     expect(res.body).toContain('\n  "resourceType"');
   });
 });
@@ -122,15 +128,15 @@ describe('update, vread, delete and history', () => {
     const put = await t.app.inject({
       method: 'PUT',
       url: `/fhir/R4/Patient/${v1.id}`,
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({ resourceType: 'Patient', id: v1.id, active: false }),
     });
     expect(put.statusCode).toBe(200);
     expect(put.json().meta.versionId).toBe('2');
-    const old = await t.app.inject({ url: `/fhir/R4/Patient/${v1.id}/_history/1` });
+    const old = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${v1.id}/_history/1` });
     expect(old.statusCode).toBe(200);
     expect(old.json().active).toBe(true);
-    const history = (await t.app.inject({ url: `/fhir/R4/Patient/${v1.id}/_history` })).json();
+    const history = (await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${v1.id}/_history` })).json();
     expect(history.type).toBe('history');
     expect(history.entry.map((e: { resource: { meta: { versionId: string } } }) => e.resource.meta.versionId)).toEqual([
       '2',
@@ -142,7 +148,7 @@ describe('update, vread, delete and history', () => {
     const res = await t.app.inject({
       method: 'PUT',
       url: '/fhir/R4/Patient/client-chosen-1',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({ resourceType: 'Patient', id: 'client-chosen-1' }),
     });
     expect(res.statusCode).toBe(201);
@@ -153,7 +159,7 @@ describe('update, vread, delete and history', () => {
     const res = await t.app.inject({
       method: 'PUT',
       url: '/fhir/R4/Patient/abc',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({ resourceType: 'Patient', id: 'xyz' }),
     });
     expect(res.statusCode).toBe(400);
@@ -166,7 +172,7 @@ describe('update, vread, delete and history', () => {
       t.app.inject({
         method: 'PUT',
         url: `/fhir/R4/Patient/${v1.id}`,
-        headers: { 'content-type': FHIR, 'if-match': ifMatch },
+        headers: { ...t.authHeaders, 'content-type': FHIR, 'if-match': ifMatch },
         payload: JSON.stringify({ resourceType: 'Patient', id: v1.id, gender: 'female' }),
       });
     expect((await put('W/"1"')).statusCode).toBe(200);
@@ -175,18 +181,18 @@ describe('update, vread, delete and history', () => {
 
   it('deletes: read answers 410, history keeps the deletion, re-create continues the versions', async () => {
     const v1 = (await create({ resourceType: 'Patient' })).json();
-    const del = await t.app.inject({ method: 'DELETE', url: `/fhir/R4/Patient/${v1.id}` });
+    const del = await t.app.inject({ headers: t.authHeaders, method: 'DELETE', url: `/fhir/R4/Patient/${v1.id}` });
     expect(del.statusCode).toBe(204);
-    const read = await t.app.inject({ url: `/fhir/R4/Patient/${v1.id}` });
+    const read = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${v1.id}` });
     expect(read.statusCode).toBe(410);
     expect(read.json().resourceType).toBe('OperationOutcome');
-    const history = (await t.app.inject({ url: `/fhir/R4/Patient/${v1.id}/_history` })).json();
+    const history = (await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${v1.id}/_history` })).json();
     expect(history.entry[0].request.method).toBe('DELETE');
     expect(history.entry[0].resource).toBeUndefined();
     const again = await t.app.inject({
       method: 'PUT',
       url: `/fhir/R4/Patient/${v1.id}`,
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({ resourceType: 'Patient', id: v1.id }),
     });
     expect(again.statusCode).toBe(201);
@@ -203,7 +209,7 @@ describe('update, vread, delete and history', () => {
     let url: string | undefined = `/fhir/R4/Device/_history?_count=2&_since=${encodeURIComponent(before)}`;
     while (url) {
       const page: { entry: { resource: { id: string } }[]; link: { relation: string; url: string }[] } = (
-        await t.app.inject({ url })
+        await t.app.inject({ headers: t.authHeaders, url })
       ).json();
       seen.push(...page.entry.map((e: { resource: { id: string } }) => e.resource.id));
       const next: { url: string } | undefined = page.link.find((l) => l.relation === 'next');

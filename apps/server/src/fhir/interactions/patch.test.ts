@@ -18,7 +18,7 @@ async function create(resource: Record<string, unknown>) {
   const res = await t.app.inject({
     method: 'POST',
     url: `/fhir/R4/${resource.resourceType as string}`,
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify(resource),
   });
   expect(res.statusCode).toBe(201);
@@ -29,7 +29,7 @@ function patch(url: string, body: unknown, contentType = JSON_PATCH, headers: Re
   return t.app.inject({
     method: 'PATCH',
     url,
-    headers: { 'content-type': contentType, ...headers },
+    headers: { ...t.authHeaders, 'content-type': contentType, ...headers },
     payload: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
@@ -63,7 +63,7 @@ describe('PATCH', () => {
     expect(body.active).toBeUndefined();
     expect(body.birthDate).toBe('1970-01-01');
     expect(body.meta.versionId).toBe('2');
-    const read = await t.app.inject({ url: `/fhir/R4/Patient/${p.id}` });
+    const read = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${p.id}` });
     expect(read.json()).toEqual(body);
   });
 
@@ -92,7 +92,9 @@ describe('PATCH', () => {
     const unknownElement = await patch(`/fhir/R4/Patient/${p.id}`, [{ op: 'add', path: '/colour', value: 'red' }]);
     expect(unknownElement.statusCode).toBe(400);
     // Nothing was written.
-    expect((await t.app.inject({ url: `/fhir/R4/Patient/${p.id}` })).json().meta.versionId).toBe('1');
+    expect(
+      (await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Patient/${p.id}` })).json().meta.versionId,
+    ).toBe('1');
   });
 
   it('answers 404, 410, 400, 415 and 422 with an OperationOutcome', async () => {
@@ -108,12 +110,12 @@ describe('PATCH', () => {
     const xml = await t.app.inject({
       method: 'PATCH',
       url: `/fhir/R4/Patient/${p.id}`,
-      headers: { 'content-type': 'application/xml' },
+      headers: { ...t.authHeaders, 'content-type': 'application/xml' },
       payload: '<Patient/>',
     });
     expect(xml.statusCode).toBe(415);
     expect(xml.json().resourceType).toBe('OperationOutcome');
-    await t.app.inject({ method: 'DELETE', url: `/fhir/R4/Patient/${p.id}` });
+    await t.app.inject({ headers: t.authHeaders, method: 'DELETE', url: `/fhir/R4/Patient/${p.id}` });
     expect((await patch(`/fhir/R4/Patient/${p.id}`, ok)).statusCode).toBe(410);
   });
 
@@ -127,8 +129,12 @@ describe('PATCH', () => {
       gender: 'male',
     });
     const searchWorks =
-      (await t.app.inject({ url: '/fhir/R4/Patient?identifier=http://example.org/mrn|patch-cond-1' })).json().entry
-        ?.length === 1;
+      (
+        await t.app.inject({
+          headers: t.authHeaders,
+          url: '/fhir/R4/Patient?identifier=http://example.org/mrn|patch-cond-1',
+        })
+      ).json().entry?.length === 1;
     if (!searchWorks) {
       return; // The search module's matcher is not there yet; nothing can match.
     }
@@ -156,7 +162,7 @@ describe.skipIf(!existsSync(`${PATCH_SUITE_DIR}/fhir-patch-tests.xml`))('FHIRPat
       const put = await t.app.inject({
         method: 'PUT',
         url: `/fhir/R4/Patient/${id}`,
-        headers: { 'content-type': FHIR },
+        headers: { ...t.authHeaders, 'content-type': FHIR },
         payload: JSON.stringify({ ...c.input, id }),
       });
       expect(put.statusCode, c.name).toBe(201);

@@ -4,6 +4,7 @@ import { m0100SearchIndex } from './0100-search-index.js';
 import { m0101SearchContained } from './0101-search-contained.js';
 import { m0200AuthLookups } from './0200-auth-lookups.js';
 import { m0300JobQueue } from './0300-job-queue.js';
+import { m0201PlatformUniqueIds } from './0201-platform-unique-ids.js';
 import { m0400Terminology } from './0400-terminology.js';
 
 export interface Migration {
@@ -14,4 +15,4 @@ export interface Migration {
 }
 
 /** The one list of migrations, in order. */
-export const migrations: Migration[] = [m0001CoreStorage, m0100SearchIndex, m0101SearchContained, m0200AuthLookups, m0300JobQueue, m0400Terminology];
+export const migrations: Migration[] = [m0001CoreStorage, m0100SearchIndex, m0101SearchContained, m0200AuthLookups, m0201PlatformUniqueIds, m0300JobQueue, m0400Terminology];

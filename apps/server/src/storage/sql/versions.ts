@@ -1,5 +1,5 @@
 import type { PoolClient, Queryable } from '../../platform/postgres.js';
-import type { StoredVersion } from '../types.js';
+import type { SqlParam, StoredVersion } from '../types.js';
 import { historyTable, resourceTable } from '../tables.js';
 
 // Single-type statements address the type's partition directly ("Patient"), not the parent:
@@ -140,18 +140,24 @@ export async function selectCurrent(
   id: string,
   projects: string[] | undefined,
   lock = false,
+  condition?: RowCondition,
 ): Promise<CurrentRow | undefined> {
   const params: unknown[] = [id];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} WHERE id = $1`;
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} r WHERE id = $1`;
   if (projects) {
     params.push(projects);
-    sql += ' AND project_id = ANY($2::uuid[])';
+    sql += ` AND project_id = ANY($${params.length}::uuid[])`;
+  }
+  const extra = condition?.('r', bind(params));
+  if (extra) {
+    sql += ` AND (${extra})`;
   }
   sql += ' ORDER BY project_id LIMIT 1';
   if (lock) {
     sql += ' FOR UPDATE';
   }
-  const name = `hearth_cur_${resourceType}_${projects ? 'p' : 'a'}${lock ? 'l' : ''}`;
+  // Statements with an access condition vary per caller, so only the plain ones are named (prepared once).
+  const name = extra ? undefined : `hearth_cur_${resourceType}_${projects ? 'p' : 'a'}${lock ? 'l' : ''}`;
   const result = await db.query<CurrentDbRow>({ name, text: sql, values: params });
   return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
 }
@@ -162,15 +168,20 @@ export async function selectCurrentMany(
   resourceType: string,
   ids: string[],
   projects: string[] | undefined,
+  condition?: RowCondition,
 ): Promise<CurrentRow[]> {
   if (ids.length === 0) {
     return [];
   }
   const params: unknown[] = [ids];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} WHERE id = ANY($1::text[])`;
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} r WHERE id = ANY($1::text[])`;
   if (projects) {
     params.push(projects);
     sql += ' AND project_id = ANY($2::uuid[])';
+  }
+  const extra = condition?.('r', bind(params));
+  if (extra) {
+    sql += ` AND (${extra})`;
   }
   const result = await db.query<CurrentDbRow>(sql, params);
   return result.rows.map(toCurrentRow);
@@ -183,15 +194,20 @@ export async function selectVersion(
   id: string,
   versionId: number,
   projects: string[] | undefined,
+  condition?: RowCondition,
 ): Promise<CurrentRow | undefined> {
   const params: unknown[] = [id, versionId];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${historyTable(resourceType)} WHERE id = $1 AND version_id = $2`;
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${historyTable(resourceType)} h WHERE id = $1 AND version_id = $2`;
   if (projects) {
     params.push(projects);
     sql += ' AND project_id = ANY($3::uuid[])';
   }
+  const extra = currentRowCondition(condition, 'h', bind(params), resourceType);
+  if (extra) {
+    sql += ` AND ${extra}`;
+  }
   sql += ' LIMIT 1';
-  const name = `hearth_ver_${resourceType}_${projects ? 'p' : 'a'}`;
+  const name = extra ? undefined : `hearth_ver_${resourceType}_${projects ? 'p' : 'a'}`;
   const result = await db.query<CurrentDbRow>({ name, text: sql, values: params });
   return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
 }
@@ -208,6 +224,36 @@ export interface HistoryQuery {
   /** Keyset cursor: versions strictly older than this position in (last_updated desc, id, version desc) order. */
   before?: { lastUpdated: Date; resourceType: string; id: string; versionId: number };
   count: number;
+  /** The access guard's condition; a version is visible when its resource's current row meets it. */
+  condition?: RowCondition;
+}
+
+/** An extra condition on current-version rows under `alias` (the access guard's), bound to a type and interaction. */
+export type RowCondition = (alias: string, param: SqlParam) => string | undefined;
+
+function bind(params: unknown[]): SqlParam {
+  return (value) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+}
+
+/**
+ * A condition on the current row applied to a history row: history rows carry no compartments or
+ * index rows, so a version is visible when its resource, as it is now, is.
+ */
+function currentRowCondition(
+  condition: RowCondition | undefined,
+  historyAlias: string,
+  param: SqlParam,
+  resourceType?: string,
+): string | undefined {
+  const inner = condition?.('c', param);
+  if (!inner) {
+    return undefined;
+  }
+  const from = resourceType ? resourceTable(resourceType) : 'resource';
+  return `EXISTS (SELECT 1 FROM ${from} c WHERE c.resource_type = ${historyAlias}.resource_type AND c.project_id = ${historyAlias}.project_id AND c.id = ${historyAlias}.id AND (${inner}))`;
 }
 
 /**
@@ -250,6 +296,10 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
     where.push(
       `(h.last_updated < ${t} OR (h.last_updated = ${t} AND (h.resource_type, h.id, -h.version_id) > (${rt}::text, ${id}::text, -(${v}::int))))`,
     );
+  }
+  const visible = currentRowCondition(q.condition, 'h', p, q.resourceType);
+  if (visible) {
+    where.push(visible);
   }
   const from = q.resourceType ? historyTable(q.resourceType) : 'resource_history';
   const sql = `SELECT h.resource_type, h.id, h.project_id, h.version_id, h.last_updated, h.deleted, h.content

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticator } from 'otplib';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { pkcePair, signIn } from '../test/auth.js';
+import { emailText, startTestSmtpServer, type TestSmtpServer } from '../test/smtp.js';
+
+let t: TestApp;
+let smtp: TestSmtpServer;
+
+beforeAll(async () => {
+  smtp = await startTestSmtpServer();
+  t = await createTestApp({ config: { smtpHost: '127.0.0.1', smtpPort: smtp.port, appBaseUrl: 'https://app.example.org/' } });
+});
+afterAll(async () => {
+  await t?.close();
+  await smtp?.close();
+});
+
+const json = (method: 'POST' | 'GET', url: string, payload?: object, headers: Record<string, string> = {}) =>
+  t.app.inject({ method, url, payload, headers });
+
+async function register(email: string, password = 'correct horse battery') {
+  const pkce = pkcePair();
+  const res = await json('POST', '/auth/newuser', {
+    firstName: 'Reg',
+    lastName: 'Istered',
+    email,
+    password,
+    codeChallenge: pkce.challenge,
+    codeChallengeMethod: 'S256',
+  });
+  return { res, pkce };
+}
+
+describe('registration', () => {
+  it('newuser then newproject gives a code for the new project admin', async () => {
+    const { res, pkce } = await register('new.user@example.com');
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys(res.json())).toEqual(['login']);
+    const project = await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'My Clinic' });
+    expect(project.statusCode).toBe(200);
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `grant_type=authorization_code&code=${project.json().code}&code_verifier=${pkce.verifier}`,
+    });
+    expect(token.statusCode).toBe(200);
+    const me = await json('GET', '/auth/me', undefined, { authorization: `Bearer ${token.json().access_token}` });
+    expect(me.json().project.name).toBe('My Clinic');
+    expect(me.json().membership.admin).toBe(true);
+  });
+
+  it('refuses a taken email, a weak password, and a bad email', async () => {
+    expect((await register('new.user@example.com')).res.statusCode).toBe(409);
+    expect((await register('weak@example.com', 'short')).res.statusCode).toBe(400);
+    expect((await register('not-an-email')).res.statusCode).toBe(400);
+  });
+
+  it('is switched off by config', async () => {
+    const closed = await createTestApp({ db: t.db, config: { registrationEnabled: false } });
+    try {
+      const res = await closed.app.inject({ method: 'POST', url: '/auth/newuser', payload: { firstName: 'a', lastName: 'b', email: 'x@example.com', password: 'long enough pw' } });
+      expect(res.statusCode).toBe(403);
+    } finally {
+      await closed.close();
+    }
+  });
+});
+
+describe('Project/$init', () => {
+  it('creates a project owned by the caller, who becomes its admin', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Project/$init',
+      headers: { ...t.authHeaders, 'content-type': 'application/fhir+json' },
+      payload: { resourceType: 'Parameters', parameter: [{ name: 'name', valueString: 'Second Project' }] },
+    });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().name).toBe('Second Project');
+    const tokens = await signIn(t.app, t.testProject.email, t.testProject.password, { projectId: res.json().id });
+    expect(tokens.project.reference).toBe(`Project/${res.json().id}`);
+  });
+
+  it('lets only super admins name another owner', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Project/$init',
+      headers: { ...t.authHeaders, 'content-type': 'application/fhir+json' },
+      payload: { resourceType: 'Parameters', parameter: [{ name: 'name', valueString: 'X' }, { name: 'ownerEmail', valueString: 'other@example.com' }] },
+    });
+    expect(res.statusCode).toBe(403);
+  });
+});
+
+describe('passwords', () => {
+  it('changes a password with the old one', async () => {
+    const { res } = await register('changer@example.com', 'first password 1');
+    await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'P' });
+    const tokens = await signIn(t.app, 'changer@example.com', 'first password 1');
+    const headers = { authorization: `Bearer ${tokens.access_token}` };
+    expect((await json('POST', '/auth/changepassword', { oldPassword: 'wrong one!!', newPassword: 'second password 2' }, headers)).statusCode).toBe(400);
+    expect((await json('POST', '/auth/changepassword', { oldPassword: 'first password 1', newPassword: 'second password 2' }, headers)).statusCode).toBe(200);
+    await expect(signIn(t.app, 'changer@example.com', 'first password 1')).rejects.toThrow();
+    expect((await signIn(t.app, 'changer@example.com', 'second password 2')).access_token).toBeTruthy();
+  });
+
+  it('resets by email: the link sets a new password once', async () => {
+    const unknown = await json('POST', '/auth/resetpassword', { email: 'nobody@example.com' });
+    expect(unknown.statusCode).toBe(200);
+    const res = await json('POST', '/auth/resetpassword', { email: t.testProject.email });
+    expect(res.statusCode).toBe(200);
+    const mail = await smtp.waitFor(t.testProject.email);
+    const match = /https:\/\/app\.example\.org\/setpassword\/([\w-]+)\/([\w-]+)/.exec(emailText(mail.raw));
+    expect(match).not.toBeNull();
+    const [, id, secret] = match as RegExpExecArray;
+    expect((await json('POST', '/auth/setpassword', { id, secret: secret + 'x', password: 'brand new password' })).statusCode).toBe(400);
+    expect((await json('POST', '/auth/setpassword', { id, secret, password: 'brand new password' })).statusCode).toBe(200);
+    expect((await json('POST', '/auth/setpassword', { id, secret, password: 'another new password' })).statusCode).toBe(400);
+    expect((await signIn(t.app, t.testProject.email, 'brand new password')).access_token).toBeTruthy();
+    t.testProject.password = 'brand new password';
+  });
+});
+
+describe('TOTP second factor', () => {
+  it('enrols, then asks for a code at sign-in; wrong codes fail and five revoke the sign-in', async () => {
+    const { res } = await register('mfa.user@example.com', 'mfa user password');
+    await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'MFA' });
+    const tokens = await signIn(t.app, 'mfa.user@example.com', 'mfa user password');
+    const headers = { authorization: `Bearer ${tokens.access_token}` };
+    const status = (await json('GET', '/auth/mfa/status', undefined, headers)).json();
+    expect(status.enrolled).toBe(false);
+    const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
+    expect((await json('POST', '/auth/mfa/enroll', { token: '000000' }, headers)).statusCode).toBe(400);
+    expect((await json('POST', '/auth/mfa/enroll', { token: authenticator.generate(secret) }, headers)).statusCode).toBe(200);
+
+    const pkce = pkcePair();
+    const login = await json('POST', '/auth/login', { email: 'mfa.user@example.com', password: 'mfa user password', codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    expect(login.json()).toEqual({ login: login.json().login, mfaRequired: true });
+    const verified = await json('POST', '/auth/mfa/verify', { login: login.json().login, token: authenticator.generate(secret) });
+    expect(verified.statusCode).toBe(200);
+    expect(verified.json().code).toBeTruthy();
+
+    const again = await json('POST', '/auth/login', { email: 'mfa.user@example.com', password: 'mfa user password', codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    for (let i = 0; i < 5; i++) {
+      expect((await json('POST', '/auth/mfa/verify', { login: again.json().login, token: '000000' })).statusCode).toBe(400);
+    }
+    const late = await json('POST', '/auth/mfa/verify', { login: again.json().login, token: authenticator.generate(secret) });
+    expect(late.statusCode).toBe(400);
+  });
+
+  it('a project can require a second factor of its members', async () => {
+    const { res } = await register('enrol.me@example.com', 'enrol me password');
+    const project = (await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'Strict' })).json();
+    expect(project.code).toBeTruthy();
+    const me = (await json('GET', '/auth/me', undefined, { authorization: `Bearer ${(await signIn(t.app, 'enrol.me@example.com', 'enrol me password')).access_token}` })).json();
+    const repo = t.services.systemRepo(me.project.id);
+    await repo.updateResource({ ...me.project, setting: [{ name: 'mfaRequired', valueBoolean: true }] });
+    const pkce = pkcePair();
+    const login = await json('POST', '/auth/login', { email: 'enrol.me@example.com', password: 'enrol me password', codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    expect(login.json().mfaEnrollRequired).toBe(true);
+    const secret = new URL(login.json().enrollQrCode).searchParams.get('secret') as string;
+    const enrolled = await json('POST', '/auth/mfa/login-enroll', { login: login.json().login, token: authenticator.generate(secret) });
+    expect(enrolled.json().code).toBeTruthy();
+  });
+});
+
+describe('brute force', () => {
+  it('locks an account after too many failures, for everyone', async () => {
+    const { res } = await register('target@example.com', 'target password 1');
+    await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'T' });
+    for (let i = 0; i < t.config.loginFailuresPerAccount; i++) {
+      await json('POST', '/auth/login', { email: 'target@example.com', password: `guess ${i}` });
+    }
+    const locked = await json('POST', '/auth/login', { email: 'target@example.com', password: 'target password 1' });
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json().resourceType).toBe('OperationOutcome');
+  });
+});

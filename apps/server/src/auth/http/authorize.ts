@@ -1,0 +1,241 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fail, forbiddenWith, isValidId } from '@hearth/core';
+import type { AuthModule } from '../module.js';
+import { auditLogin } from '../audit.js';
+import { assertNotLocked, recordFailure, recordSuccess } from '../brute-force.js';
+import { chooseMembershipById, loadClient, readPendingLogin, registeredRedirectUris, startLogin, type LoginParams, type LoginResponse } from '../login-flow.js';
+import { verifyPassword } from '../passwords.js';
+import { findUserByEmail, readByReference } from '../store.js';
+import type { ClientApplication, Login, Project, User } from '../types.js';
+import { requestInfo } from './common.js';
+import { nextStep } from '../login-flow.js';
+import { verifyLoginTotp } from '../mfa.js';
+
+type Fields = Record<string, string | undefined>;
+
+/** The authorization request parameters carried through the sign-in pages (RFC 6749 §4.1.1, SMART). */
+const CARRIED = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'nonce', 'launch', 'aud'];
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title><style>
+body{font-family:system-ui,sans-serif;background:#f6f6f4;display:flex;justify-content:center;padding-top:8vh;margin:0}
+main{background:#fff;border:1px solid #ddd;border-radius:8px;padding:2rem;width:22rem}
+h1{font-size:1.3rem;margin:0 0 1rem}label{display:block;margin:.8rem 0 .2rem;font-size:.9rem}
+input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:.5rem;font-size:1rem}
+button{margin-top:1.2rem;width:100%;padding:.6rem;font-size:1rem;background:#c2410c;color:#fff;border:0;border-radius:4px}
+.error{color:#b91c1c;margin:.5rem 0}.choice{display:block;margin:.4rem 0}</style></head>
+<body><main>${body}</main></body></html>`;
+}
+
+function hidden(fields: Fields, names: string[]): string {
+  return names
+    .filter((n) => fields[n] !== undefined)
+    .map((n) => `<input type="hidden" name="${n}" value="${escapeHtml(fields[n] as string)}">`)
+    .join('');
+}
+
+function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('x-frame-options', 'DENY')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+    .send(html);
+}
+
+function redirectWith(reply: FastifyReply, redirectUri: string, params: Record<string, string | undefined>): FastifyReply {
+  const url = new URL(redirectUri);
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined) {
+      url.searchParams.set(k, v);
+    }
+  }
+  return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
+}
+
+function fieldsOf(request: FastifyRequest): Fields {
+  const source = (request.method === 'GET' ? request.query : request.body) as Record<string, unknown> | undefined;
+  const out: Fields = {};
+  for (const [k, v] of Object.entries(source ?? {})) {
+    if (typeof v === 'string') {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** The browser flow of RFC 6749 §4.1 with a server-rendered sign-in page, SMART standalone and EHR launch. */
+export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): Promise<void> {
+  const deps = auth.deps;
+  const fhirBase = `${deps.config.baseUrl}fhir/R4`;
+
+  /**
+   * Checks the authorization request. Problems with the client or redirect URI are shown here,
+   * never redirected (RFC 6749 §4.1.2.1); the others go back to the client as error redirects.
+   */
+  async function validate(fields: Fields, reply: FastifyReply): Promise<{ client: ClientApplication } | FastifyReply> {
+    let client: ClientApplication | undefined;
+    try {
+      client = await loadClient(deps, fields.client_id);
+    } catch {
+      client = undefined;
+    }
+    if (!client) {
+      return sendHtml(reply, 400, page('Sign-in error', '<h1>Unknown client</h1><p class="error">The application is not registered.</p>'));
+    }
+    const redirect = fields.redirect_uri;
+    if (!redirect || !registeredRedirectUris(client).includes(redirect)) {
+      return sendHtml(reply, 400, page('Sign-in error', '<h1>Invalid redirect URI</h1><p class="error">redirect_uri does not match a redirect URI registered for this application.</p>'));
+    }
+    const refuse = (error: string, description: string) => redirectWith(reply, redirect, { error, error_description: description, state: fields.state });
+    if (fields.response_type !== 'code') {
+      return refuse('unsupported_response_type', 'response_type must be code');
+    }
+    if (!fields.code_challenge && !client.pkceOptional) {
+      return refuse('invalid_request', 'code_challenge is required (PKCE)');
+    }
+    if (fields.code_challenge && fields.code_challenge_method && !['S256', 'plain'].includes(fields.code_challenge_method)) {
+      return refuse('invalid_request', 'code_challenge_method must be S256 or plain');
+    }
+    if (fields.aud && fields.aud.replace(/\/$/, '') !== fhirBase && fields.aud.replace(/\/$/, '') !== `${deps.config.baseUrl}api/fhir/R4`) {
+      return refuse('invalid_request', `aud must be this server's FHIR base URL (${fhirBase})`);
+    }
+    if (fields.launch && !isValidId(fields.launch)) {
+      return refuse('invalid_request', 'Unknown launch');
+    }
+    return { client };
+  }
+
+  function signInPage(client: ClientApplication, fields: Fields, error?: string): string {
+    return page(
+      'Sign in',
+      `<h1>Sign in to ${escapeHtml(client.name ?? 'Hearth')}</h1>${error ? `<p class="error">${escapeHtml(error)}</p>` : ''}
+<form method="post" action="authorize">${hidden(fields, CARRIED)}
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(fields.email ?? '')}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button></form>`,
+    );
+  }
+
+  async function finish(reply: FastifyReply, fields: Fields, client: ClientApplication, result: LoginResponse): Promise<FastifyReply> {
+    if (result.code) {
+      return redirectWith(reply, fields.redirect_uri as string, { code: result.code, state: fields.state });
+    }
+    if (result.mfaRequired) {
+      return sendHtml(
+        reply,
+        200,
+        page('Verify', `<h1>Enter your authenticator code</h1><form method="post" action="authorize/mfa">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}
+<label for="token">Code</label><input id="token" name="token" type="text" inputmode="numeric" autocomplete="one-time-code" required><button type="submit">Verify</button></form>`),
+      );
+    }
+    if (result.mfaEnrollRequired) {
+      return sendHtml(reply, 403, page('Sign-in error', '<h1>Second factor required</h1><p class="error">Enrol an authenticator in the Hearth app first.</p>'));
+    }
+    const memberships = result.memberships ?? [];
+    if (memberships.length === 0) {
+      return redirectWith(reply, fields.redirect_uri as string, { error: 'access_denied', error_description: 'No project membership fits this application', state: fields.state });
+    }
+    const projects = new Map<string, string>();
+    for (const m of memberships) {
+      const p = await readByReference<Project>(deps.pool, m.project.reference);
+      projects.set(m.id as string, `${p?.name ?? 'Project'} — ${m.profile.display ?? m.profile.reference}`);
+    }
+    const choices = memberships
+      .map((m, i) => `<label class="choice"><input type="radio" name="profile" value="${escapeHtml(m.id as string)}"${i === 0 ? ' checked' : ''}> ${escapeHtml(projects.get(m.id as string) ?? '')}</label>`)
+      .join('');
+    return sendHtml(
+      reply,
+      200,
+      page('Choose a profile', `<h1>Choose a profile</h1><form method="post" action="authorize/profile">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}${choices}<button type="submit">Continue</button></form>`),
+    );
+  }
+
+  const authorizeGet = async (request: FastifyRequest, reply: FastifyReply) => {
+    const fields = fieldsOf(request);
+    const checked = await validate(fields, reply);
+    if (!('client' in checked)) {
+      return checked;
+    }
+    return sendHtml(reply, 200, signInPage(checked.client, fields));
+  };
+  app.get('/oauth2/authorize', authorizeGet);
+
+  // POST: the sign-in form (email and password present), or an authorization request sent as a form (SMART authorize-post).
+  app.post('/oauth2/authorize', async (request, reply) => {
+    const fields = fieldsOf(request);
+    if (fields.email === undefined && fields.password === undefined) {
+      return authorizeGet(request, reply);
+    }
+    const checked = await validate(fields, reply);
+    if (!('client' in checked)) {
+      return checked;
+    }
+    const { client } = checked;
+    const email = (fields.email ?? '').trim().toLowerCase();
+    const info = requestInfo(request);
+    try {
+      await assertNotLocked(deps, email);
+    } catch (err) {
+      return sendHtml(reply, 429, signInPage(client, fields, (err as Error).message));
+    }
+    const user = email ? await findUserByEmail(deps.pool, email) : undefined;
+    if (!(await verifyPassword(fields.password ?? '', user?.passwordHash))) {
+      await recordFailure(deps, email);
+      await auditLogin(deps, { outcome: 'failure', email, userId: user?.id, method: 'authorize', reason: 'invalid password', ...info });
+      return sendHtml(reply, 400, signInPage(client, fields, 'Email or password is invalid'));
+    }
+    await recordSuccess(deps, email);
+    await auditLogin(deps, { outcome: 'success', email, userId: user?.id, method: 'authorize', ...info });
+    const params: LoginParams = {
+      clientId: client.id,
+      redirectUri: fields.redirect_uri,
+      scope: fields.scope,
+      nonce: fields.nonce,
+      launch: fields.launch,
+      codeChallenge: fields.code_challenge,
+      codeChallengeMethod: fields.code_challenge ? (fields.code_challenge_method ?? 'plain') : undefined,
+    };
+    const result = await startLogin(deps, { user: user as User, authMethod: 'password', params, client, info });
+    return finish(reply, fields, client, result);
+  });
+
+  app.post('/oauth2/authorize/profile', async (request, reply) => {
+    const fields = fieldsOf(request);
+    const checked = await validate(fields, reply);
+    if (!('client' in checked)) {
+      return checked;
+    }
+    const login = await readPendingLogin(deps, fields.login);
+    assertSameClient(login, checked.client);
+    return finish(reply, fields, checked.client, await chooseMembershipById(deps, login, fields.profile));
+  });
+
+  app.post('/oauth2/authorize/mfa', async (request, reply) => {
+    const fields = fieldsOf(request);
+    const checked = await validate(fields, reply);
+    if (!('client' in checked)) {
+      return checked;
+    }
+    const login = await readPendingLogin(deps, fields.login);
+    assertSameClient(login, checked.client);
+    const user = await readByReference<User>(deps.pool, login.user.reference);
+    if (!user) {
+      fail(forbiddenWith('Login has no user'));
+    }
+    const verified = await verifyLoginTotp(deps, login, user, fields.token);
+    return finish(reply, fields, checked.client, await nextStep(deps, verified, user));
+  });
+}
+
+function assertSameClient(login: Login, client: ClientApplication): void {
+  if (login.client?.reference !== `ClientApplication/${client.id}`) {
+    fail(forbiddenWith('Login belongs to another client'));
+  }
+}

@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify';
+import { allOk, badRequest, fail } from '@hearth/core';
+import type { AuthModule } from '../module.js';
+import { nextStep, readPendingLogin } from '../login-flow.js';
+import { assertTotp, generateTotpSecret, otpauthUri, verifyLoginTotp } from '../mfa.js';
+import { readByReference } from '../store.js';
+import type { Login, User } from '../types.js';
+import { objectBody, sendNoStore } from './common.js';
+
+/** TOTP second factor: enrol, verify during sign-in, disable. */
+export async function mfaRoutes(app: FastifyInstance, auth: AuthModule): Promise<void> {
+  const deps = auth.deps;
+
+  async function currentUser(request: import('fastify').FastifyRequest): Promise<User> {
+    const caller = await auth.authenticator.require(request);
+    const user = await readByReference<User>(deps.pool, `User/${caller.user.id}`);
+    if (!user || user.resourceType !== 'User') {
+      fail(badRequest('Only users have a second factor'));
+    }
+    return user;
+  }
+
+  async function saveUser(user: User): Promise<User> {
+    return (await deps.systemRepo(user.meta?.project).updateResource(user)).resource;
+  }
+
+  // Enrolment status; when not enrolled, the secret to enrol with (otpauth URI for an authenticator app).
+  app.get('/auth/mfa/status', async (request, reply) => {
+    let user = await currentUser(request);
+    if (user.mfaEnrolled) {
+      return sendNoStore(reply, 200, { enrolled: true });
+    }
+    if (!user.mfaSecret) {
+      user = await saveUser({ ...user, mfaSecret: generateTotpSecret() });
+    }
+    return sendNoStore(reply, 200, { enrolled: false, enrollUri: otpauthUri(user, user.mfaSecret as string) });
+  });
+
+  app.post('/auth/mfa/enroll', async (request, reply) => {
+    const user = await currentUser(request);
+    if (user.mfaEnrolled) {
+      fail(badRequest('Already enrolled'));
+    }
+    assertTotp(user.mfaSecret, objectBody(request).token);
+    await saveUser({ ...user, mfaEnrolled: true });
+    return reply.send(allOk);
+  });
+
+  app.post('/auth/mfa/disable', async (request, reply) => {
+    const user = await currentUser(request);
+    if (!user.mfaEnrolled) {
+      fail(badRequest('Not enrolled'));
+    }
+    assertTotp(user.mfaSecret, objectBody(request).token);
+    const { mfaSecret: _secret, ...rest } = user;
+    await saveUser({ ...rest, mfaEnrolled: false } as User);
+    return reply.send(allOk);
+  });
+
+  /** The second factor of a sign-in in progress; `enrol` when the user enrols on the way. */
+  async function verifyLogin(login: Login, token: unknown, enrol: boolean): Promise<unknown> {
+    const user = await readByReference<User>(deps.pool, login.user.reference);
+    if (!user || user.resourceType !== 'User') {
+      fail(badRequest('Login has no user', 'login'));
+    }
+    if (!enrol && !user.mfaEnrolled) {
+      fail(badRequest('User is not enrolled in MFA', 'login'));
+    }
+    const verified = await verifyLoginTotp(deps, login, user, token);
+    if (enrol && !user.mfaEnrolled) {
+      await saveUser({ ...user, mfaEnrolled: true });
+    }
+    return nextStep(deps, verified, user);
+  }
+
+  app.post('/auth/mfa/verify', async (request, reply) => {
+    const body = objectBody(request);
+    const login = await readPendingLogin(deps, body.login);
+    return sendNoStore(reply, 200, await verifyLogin(login, body.token, false));
+  });
+
+  app.post('/auth/mfa/login-enroll', async (request, reply) => {
+    const body = objectBody(request);
+    const login = await readPendingLogin(deps, body.login);
+    return sendNoStore(reply, 200, await verifyLogin(login, body.token, true));
+  });
+}

@@ -1,0 +1,278 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { pkcePair, signIn } from '../test/auth.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const form = (fields: Record<string, string>) => ({
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  payload: new URLSearchParams(fields).toString(),
+});
+
+describe('first start', () => {
+  it('created the super admin, who signs in to the super admin project', async () => {
+    const tokens = await signIn(t.app, t.superAdmin.email, t.superAdmin.password);
+    expect(tokens.project.reference).toBe(`Project/${t.services.superAdminProjectId}`);
+    const me = await t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().project.superAdmin).toBe(true);
+    expect(me.json().user.passwordHash).toBeUndefined();
+  });
+});
+
+describe('sign-in flow', () => {
+  it('answers login then code then tokens, with the contract fields', async () => {
+    const tokens = t.testProject.tokens;
+    expect(tokens.token_type).toBe('Bearer');
+    expect(tokens.expires_in).toBe(3600);
+    expect(tokens.project).toEqual({ reference: `Project/${t.testProject.projectId}` });
+    expect(tokens.profile.reference).toMatch(/^Practitioner\//);
+    expect(tokens.id_token).toBeTruthy();
+    expect(tokens.refresh_token).toBeTruthy();
+    const claims = decodeJwt(tokens.access_token);
+    expect(claims.login_id).toBeTruthy();
+    expect(claims.exp! - claims.iat!).toBe(3600);
+    expect(decodeProtectedHeader(tokens.access_token).alg).toBe('ES256');
+  });
+
+  it('rejects a wrong password with 400 and records the failure as an AuditEvent', async () => {
+    const pkce = pkcePair();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: {
+        email: t.testProject.email,
+        password: 'wrong-password',
+        codeChallenge: pkce.challenge,
+        codeChallengeMethod: 'S256',
+      },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().resourceType).toBe('OperationOutcome');
+    const audits = await t.pool.query(
+      `SELECT content FROM "AuditEvent" WHERE content LIKE '%"outcome":"4"%' AND content LIKE $1`,
+      [`%${t.testProject.email}%`],
+    );
+    expect(audits.rowCount).toBeGreaterThan(0);
+  });
+
+  it('serves /auth/me for the token', async () => {
+    const res = await t.app.inject({ url: '/auth/me', headers: t.authHeaders });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.project.id).toBe(t.testProject.projectId);
+    expect(body.membership.admin).toBe(true);
+    expect(body.profile.resourceType).toBe('Practitioner');
+    expect(body.config.resourceType).toBe('UserConfiguration');
+  });
+
+  it('is also served under /api/', async () => {
+    const res = await t.app.inject({ url: '/api/auth/me', headers: t.authHeaders });
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('PKCE', () => {
+  async function codeFor(challenge: string, method: string): Promise<string> {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: {
+        email: t.testProject.email,
+        password: t.testProject.password,
+        codeChallenge: challenge,
+        codeChallengeMethod: method,
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    return res.json().code;
+  }
+
+  it('accepts S256 and plain with the right verifier', async () => {
+    const s = pkcePair();
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({
+        grant_type: 'authorization_code',
+        code: await codeFor(s.challenge, 'S256'),
+        code_verifier: s.verifier,
+      }),
+    });
+    expect(ok.statusCode).toBe(200);
+    const plain = 'p'.repeat(50);
+    const ok2 = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'authorization_code', code: await codeFor(plain, 'plain'), code_verifier: plain }),
+    });
+    expect(ok2.statusCode).toBe(200);
+  });
+
+  it('rejects a missing or wrong verifier, and a reused code', async () => {
+    const s = pkcePair();
+    const code = await codeFor(s.challenge, 'S256');
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'authorization_code', code }),
+    });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().error).toBe('invalid_request');
+    const wrong = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'authorization_code', code, code_verifier: pkcePair().verifier }),
+    });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.json().error).toBe('invalid_grant');
+    expect(wrong.json().resourceType).toBe('OperationOutcome');
+    const good = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'authorization_code', code, code_verifier: s.verifier }),
+    });
+    expect(good.statusCode).toBe(200);
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'authorization_code', code, code_verifier: s.verifier }),
+    });
+    expect(again.statusCode).toBe(400);
+    // Reusing a code revokes what it granted.
+    const me = await t.app.inject({
+      url: '/auth/me',
+      headers: { authorization: `Bearer ${good.json().access_token}` },
+    });
+    expect(me.statusCode).toBe(401);
+  });
+
+  it('rejects a plain verifier against an S256 challenge', async () => {
+    const s = pkcePair();
+    const code = await codeFor(s.challenge, 'S256');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'authorization_code', code, code_verifier: s.challenge }),
+    });
+    expect(res.statusCode).toBe(400);
+  });
+});
+
+describe('tokens', () => {
+  it('401 without a token, with a tampered token, or an ID token', async () => {
+    const none = await t.app.inject({ url: '/fhir/R4/Patient' });
+    expect(none.statusCode).toBe(401);
+    expect(none.json().resourceType).toBe('OperationOutcome');
+    const [h, p, s] = t.token.split('.');
+    const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
+    payload.login_id = payload.login_id.replace(/.$/, (c: string) => (c === '0' ? '1' : '0'));
+    const tampered = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${s}`;
+    expect(
+      (await t.app.inject({ url: '/fhir/R4/Patient', headers: { authorization: `Bearer ${tampered}` } })).statusCode,
+    ).toBe(401);
+    const id = await t.app.inject({
+      url: '/fhir/R4/Patient',
+      headers: { authorization: `Bearer ${t.testProject.tokens.id_token}` },
+    });
+    expect(id.statusCode).toBe(401);
+    const refresh = await t.app.inject({
+      url: '/fhir/R4/Patient',
+      headers: { authorization: `Bearer ${t.testProject.tokens.refresh_token}` },
+    });
+    expect(refresh.statusCode).toBe(401);
+  });
+
+  it('401 for an expired token', async () => {
+    const expired = await t.services.auth.keys.sign(
+      { login_id: decodeJwt(t.token).login_id, sub: decodeJwt(t.token).sub, scope: 'openid', profile: 'x' },
+      -10,
+      'at+jwt',
+    );
+    const res = await t.app.inject({ url: '/fhir/R4/Patient', headers: { authorization: `Bearer ${expired}` } });
+    expect(res.statusCode).toBe(401);
+    expect(res.body).toContain('expired');
+  });
+
+  it('keeps metadata and discovery public', async () => {
+    expect((await t.app.inject({ url: '/.well-known/openid-configuration' })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: '/.well-known/smart-configuration' })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: '/fhir/R4/.well-known/smart-configuration' })).statusCode).toBe(200);
+    const jwks = (await t.app.inject({ url: '/.well-known/jwks.json' })).json();
+    expect(jwks.keys[0].kty).toBe('EC');
+    expect(jwks.keys[0].d).toBeUndefined();
+    expect((await t.app.inject({ url: '/healthcheck' })).statusCode).toBe(200);
+  });
+
+  it('creates and reads with the token, in its own project', async () => {
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Patient',
+      headers: { ...t.authHeaders, 'content-type': 'application/fhir+json' },
+      payload: { resourceType: 'Patient', name: [{ family: 'Token' }] },
+    });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().meta.project).toBe(t.testProject.projectId);
+    expect(created.json().meta.author.reference).toBe(t.testProject.tokens.profile.reference);
+  });
+});
+
+describe('refresh tokens', () => {
+  it('rotates on each use; reusing an old one revokes the chain', async () => {
+    const tokens = await signIn(t.app, t.testProject.email, t.testProject.password);
+    const first = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string }),
+    });
+    expect(first.statusCode).toBe(200);
+    const rotated = first.json();
+    expect(rotated.refresh_token).not.toBe(tokens.refresh_token);
+    const second = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'refresh_token', refresh_token: rotated.refresh_token }),
+    });
+    expect(second.statusCode).toBe(200);
+    // The first refresh token again, long after its rotation: reuse.
+    await t.pool.query(
+      `UPDATE "Login" SET content = replace(content, to_char(now() at time zone 'utc', 'YYYY-MM-DD'), '2000-01-01') WHERE id = $1`,
+      [decodeJwt(tokens.access_token).login_id],
+    );
+    t.services.auth.authenticator.invalidate();
+    const reuse = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string }),
+    });
+    expect(reuse.statusCode).toBe(400);
+    expect(reuse.json().error).toBe('invalid_grant');
+    // The whole chain is revoked: the newest refresh and access tokens too.
+    const latest = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'refresh_token', refresh_token: second.json().refresh_token }),
+    });
+    expect(latest.statusCode).toBe(400);
+    const me = await t.app.inject({
+      url: '/auth/me',
+      headers: { authorization: `Bearer ${second.json().access_token}` },
+    });
+    expect(me.statusCode).toBe(401);
+  });
+
+  it('logout revokes the login', async () => {
+    const tokens = await signIn(t.app, t.testProject.email, t.testProject.password);
+    const headers = { authorization: `Bearer ${tokens.access_token}` };
+    expect((await t.app.inject({ method: 'POST', url: '/oauth2/logout', headers })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: '/auth/me', headers })).statusCode).toBe(401);
+  });
+});

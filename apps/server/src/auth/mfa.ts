@@ -1,0 +1,83 @@
+import { authenticator } from 'otplib';
+import { badRequest, fail } from '@hearth/core';
+import type { AuthDeps } from './deps.js';
+import type { Login, Project, User } from './types.js';
+import { hitCounter } from './counters.js';
+import type { LoginResponse } from './login-flow.js';
+
+/** TOTP (RFC 6238): 30-second steps, one step of clock drift either way. */
+authenticator.options = { window: 1 };
+
+const ISSUER = 'Hearth';
+
+/** True when the project asks every member for a second factor (Project.setting mfaRequired). */
+export function projectRequiresMfa(project: Project | undefined): boolean {
+  return (project?.setting ?? []).some((s) => s.name === 'mfaRequired' && s.valueBoolean === true);
+}
+
+export function otpauthUri(user: User, secret: string): string {
+  return authenticator.keyuri(user.email ?? user.id ?? 'user', ISSUER, secret);
+}
+
+export function verifyTotp(secret: string | undefined, token: unknown): boolean {
+  if (!secret || typeof token !== 'string' || !/^\d{6}$/.test(token)) {
+    return false;
+  }
+  try {
+    return authenticator.verify({ token, secret });
+  } catch {
+    return false;
+  }
+}
+
+export function generateTotpSecret(): string {
+  return authenticator.generateSecret();
+}
+
+/**
+ * The second-factor step of a sign-in, if one is due: verify (enrolled user), or enrol first
+ * (user or project requires it). Undefined when the sign-in may go on.
+ */
+export async function mfaStep(
+  deps: AuthDeps,
+  login: Login,
+  user: User,
+  project: Project | undefined,
+): Promise<LoginResponse | undefined> {
+  if (login.mfaVerified) {
+    return undefined;
+  }
+  if (user.mfaEnrolled && user.mfaSecret) {
+    return { login: login.id as string, mfaRequired: true };
+  }
+  if (user.mfaRequired || projectRequiresMfa(project)) {
+    const secret = user.mfaSecret ?? generateTotpSecret();
+    if (!user.mfaSecret) {
+      await deps.systemRepo(user.meta?.project).updateResource({ ...user, mfaSecret: secret });
+    }
+    return { login: login.id as string, mfaEnrollRequired: true, enrollQrCode: otpauthUri(user, secret) };
+  }
+  return undefined;
+}
+
+export function assertTotp(secret: string | undefined, token: unknown): void {
+  if (!verifyTotp(secret, token)) {
+    fail(badRequest('Invalid MFA token', 'token'));
+  }
+}
+
+/**
+ * Checks the second factor of a sign-in in progress and marks the login verified. Six digits
+ * fall to guessing, so a sign-in gets five wrong codes, then it is revoked.
+ */
+export async function verifyLoginTotp(deps: AuthDeps, login: Login, user: User, token: unknown): Promise<Login> {
+  if (!verifyTotp(user.mfaSecret, token)) {
+    const { count } = await hitCounter(deps.pool, `mfa-fail:${login.id}`, 15 * 60 * 1000);
+    if (count >= 5) {
+      await deps.systemRepo().updateResource({ ...login, revoked: true });
+      fail(badRequest('Too many wrong MFA codes: sign in again', 'token'));
+    }
+    fail(badRequest('Invalid MFA token', 'token'));
+  }
+  return (await deps.systemRepo().updateResource({ ...login, mfaVerified: true }, { ifMatch: Number(login.meta?.versionId) })).resource;
+}

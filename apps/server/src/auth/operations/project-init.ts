@@ -1,0 +1,71 @@
+// Project/$init: creates a project with its admin (the platform's Project $init operation).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { badRequest, fail, forbiddenWith, type Resource } from '@hearth/core';
+import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
+import { sendJson } from '../../http/fhir-reply.js';
+import type { AuthModule } from '../module.js';
+import { createProject, createUser, normalizeEmail } from '../projects.js';
+import { findUserByEmail, readByReference } from '../store.js';
+import type { User } from '../types.js';
+
+interface Parameters {
+  resourceType: 'Parameters';
+  parameter?: { name?: string; valueString?: string; valueBoolean?: boolean }[];
+}
+
+function param(body: unknown, name: string): { valueString?: string; valueBoolean?: boolean } | undefined {
+  if (!body || typeof body !== 'object' || (body as Resource).resourceType !== 'Parameters') {
+    fail(badRequest('Body must be a Parameters resource'));
+  }
+  return (body as Parameters).parameter?.find((p) => p.name === name);
+}
+
+/**
+ * Parameters: name (required), description, ownerEmail (super admins: the owner, created when
+ * new), strictMode. Without ownerEmail the caller owns the project. Registration being off
+ * leaves this to super admins.
+ */
+export function projectInitOperation(auth: AuthModule): OperationDefinitionEntry {
+  return {
+    name: 'init',
+    levels: ['type', 'instance'],
+    resourceTypes: ['Project'],
+    methods: ['POST'],
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const caller = await auth.authenticator.require(request);
+      const body = request.body;
+      const name = param(body, 'name')?.valueString;
+      if (!name?.trim()) {
+        fail(badRequest('Parameter name is required', 'name'));
+      }
+      if (!caller.superAdmin && !auth.deps.config.registrationEnabled) {
+        fail(forbiddenWith('Only super admins create projects on this server'));
+      }
+      const ownerEmail = param(body, 'ownerEmail')?.valueString;
+      let owner: User | undefined;
+      if (ownerEmail) {
+        if (!caller.superAdmin) {
+          fail(forbiddenWith('Only super admins create projects for someone else (ownerEmail)'));
+        }
+        const email = normalizeEmail(ownerEmail, 'ownerEmail');
+        owner =
+          (await findUserByEmail(auth.deps.pool, email)) ??
+          (await createUser(auth.deps, { firstName: email.split('@')[0], lastName: '', email }));
+      } else {
+        owner = caller.user.resourceType === 'User' ? await readByReference<User>(auth.deps.pool, `User/${caller.user.id}`) : undefined;
+        if (!owner || owner.project) {
+          fail(forbiddenWith('Project/$init needs a signed-in server user (or ownerEmail, for super admins)'));
+        }
+      }
+      const strictMode = param(body, 'strictMode')?.valueBoolean;
+      const created = await createProject(auth.deps, {
+        name,
+        description: param(body, 'description')?.valueString,
+        owner,
+        ...(caller.superAdmin && strictMode !== undefined ? { strictMode } : {}),
+      });
+      reply.header('location', `${auth.deps.config.baseUrl}fhir/R4/Project/${created.project.id}`);
+      return sendJson(reply, 201, created.project);
+    },
+  };
+}

