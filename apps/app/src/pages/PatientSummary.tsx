@@ -1,6 +1,6 @@
 import { Badge, Card, Grid, Group, List, Loader, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import {
-  calculateAgeString,
+  calculateAge,
   formatAddress,
   formatCodeableConcept,
   formatDate,
@@ -70,7 +70,7 @@ export function PatientSummary({ patient }: { patient: Resource }): ReactNode {
           <Field label="Name" value={formatHumanName(name)} />
           <Field
             label="Birth date"
-            value={p.birthDate ? `${formatDate(p.birthDate)} (${calculateAgeString(p.birthDate) ?? ''})` : '—'}
+            value={p.birthDate ? `${formatDate(p.birthDate)} (${calculateAge(p.birthDate)?.years ?? '?'} years)` : '—'}
           />
           <Field label="Gender" value={p.gender ?? '—'} />
           <Field label="Phone" value={p.telecom?.find((t) => t.system === 'phone')?.value ?? '—'} />

@@ -93,6 +93,15 @@ export function ObservationChart({ observations, title, width, height = 240 }: O
   const label = title ?? (sorted[0] ? formatCodeableConcept(sorted[0].code) : 'Observations');
   const unit = [...new Set(list.map((s) => s.unit).filter(Boolean))].join(', ');
   const latest = rows[rows.length - 1];
+  // The y axis spans the values and the reference ranges, with a little room around them.
+  const ys = [
+    ...rows.flatMap((r) => list.map((s) => r[s.key]).filter((v): v is number => typeof v === 'number')),
+    ...list.flatMap((s) => [s.low, s.high].filter((v): v is number => v !== undefined)),
+  ];
+  const pad = ys.length ? Math.max((Math.max(...ys) - Math.min(...ys)) * 0.1, 1) : 1;
+  const yDomain: [number, number] = ys.length
+    ? [Math.floor(Math.min(...ys) - pad), Math.ceil(Math.max(...ys) + pad)]
+    : [0, 1];
   const summary = latest ? list.map((s) => `${s.name}: ${latest[s.key] ?? '—'} ${s.unit}`).join('; ') : 'No values';
 
   const chart = (
@@ -110,7 +119,7 @@ export function ObservationChart({ observations, title, width, height = 240 }: O
         domain={['dataMin', 'dataMax']}
         tickFormatter={(t: number) => new Date(t).toLocaleDateString()}
       />
-      <YAxis label={{ value: unit, angle: -90, position: 'insideLeft' }} domain={['auto', 'auto']} />
+      <YAxis label={{ value: unit, angle: -90, position: 'insideLeft' }} domain={yDomain} />
       <Tooltip
         labelFormatter={(t) => formatDateTime(new Date(t as number).toISOString())}
         formatter={(value, name) => {
@@ -128,7 +137,7 @@ export function ObservationChart({ observations, title, width, height = 240 }: O
               y2={s.high}
               fill={COLORS[i % COLORS.length]}
               fillOpacity={0.08}
-              ifOverflow="extendDomain"
+              ifOverflow="hidden"
               label={
                 list.length === 1 ? { value: 'reference range', position: 'insideTopRight', fontSize: 11 } : undefined
               }
@@ -140,7 +149,7 @@ export function ObservationChart({ observations, title, width, height = 240 }: O
           key={s.key}
           dataKey={s.key}
           name={s.name}
-          type="monotone"
+          type="linear"
           stroke={COLORS[i % COLORS.length]}
           dot
           isAnimationActive={false}

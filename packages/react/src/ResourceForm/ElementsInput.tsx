@@ -93,12 +93,6 @@ function ArrayInput({ name, element, value, onChange, path, depth }: ArrayInputP
   const update = (next: unknown[]) => onChange(next.length ? next : undefined);
   return (
     <Stack gap={4} role="group" aria-label={label}>
-      {items.length > 0 && (
-        <Text size="sm" fw={500}>
-          {label}
-          {element.min > 0 && <span style={{ color: 'var(--mantine-color-red-6)' }}> *</span>}
-        </Text>
-      )}
       {items.map((item, index) => (
         <Group key={index} align="flex-start" wrap="nowrap" gap="xs">
           <div style={{ flex: 1, minWidth: 0 }}>

@@ -1,0 +1,267 @@
+/**
+ * The web app end to end in Chromium against a real server: sign in, create a Patient through the
+ * generated form, find it with SearchControl filters, edit it, see the history diff, fill in a
+ * questionnaire, see a vitals chart, invite a user, create a client, write and execute a bot,
+ * register. Screenshots of the main screens go to artifacts/screenshots/.
+ */
+import { HearthClient, MemoryStorage, type Resource } from '@hearth/core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../server/src/test/app.js';
+import { CHROMIUM, CHROMIUM_ARGS, ensureAppBuilt, hasChromium, hasRoute, screenshotDir } from './harness.js';
+
+const ADMIN_EMAIL = 'admin@example.com';
+const ADMIN_PASSWORD = 'correct-horse-battery-9';
+
+if (!hasChromium()) {
+  console.warn(`e2e: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+}
+
+describe.skipIf(!hasChromium())('web app in Chromium', () => {
+  let server: TestApp;
+  let browser: Browser;
+  let page: Page;
+  let api: HearthClient;
+  let patientId = '';
+  const url = (path: string) => new URL(path, server.baseUrl).toString();
+  const shot = (name: string) => page.screenshot({ path: `${screenshotDir}/${name}.png`, fullPage: true });
+
+  beforeAll(async () => {
+    ensureAppBuilt();
+    server = await createTestApp({ listen: true, config: { adminEmail: ADMIN_EMAIL, adminPassword: ADMIN_PASSWORD } });
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(20_000);
+    api = new HearthClient({ baseUrl: server.baseUrl, storage: new MemoryStorage() });
+    await api.signInWithPassword({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('signs in with email and password', async () => {
+    await page.goto(url('/signin'));
+    await page.getByLabel('Email').fill(ADMIN_EMAIL);
+    await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+    await shot('signin');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/Patient/);
+    await page.getByRole('table', { name: 'Patient search results' }).waitFor();
+  }, 120_000);
+
+  it('creates a Patient through the generated form', async () => {
+    await page.goto(url('/Patient/new'));
+    const form = page.getByRole('form', { name: 'Patient form' });
+    await form.getByRole('button', { name: 'Add name' }).click();
+    await form.getByLabel('Family').fill('Zebrafish');
+    await form.getByRole('button', { name: 'Add given' }).click();
+    await form.getByRole('textbox', { name: 'Given' }).fill('Ada');
+    await form.getByLabel('Birth date').fill('1984-05-06');
+    await form.getByRole('textbox', { name: 'Gender' }).click();
+    await page.getByRole('option', { name: 'female' }).click();
+    await shot('patient-new');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.waitForURL(/\/Patient\/(?!new)[^/]+$/);
+    patientId = new URL(page.url()).pathname.split('/')[2];
+    const stored = await api.readResource('Patient', patientId);
+    expect(stored.name?.[0]).toMatchObject({ family: 'Zebrafish', given: ['Ada'] });
+    expect(stored.gender).toBe('female');
+    expect(stored.birthDate).toBe('1984-05-06');
+  }, 120_000);
+
+  it('finds the Patient with SearchControl filters, the state in the URL', async () => {
+    await api.createResource({ resourceType: 'Patient', name: [{ family: 'Aardvark' }] });
+    await page.goto(url('/Patient'));
+    await page.getByRole('button', { name: /^Filters/ }).click();
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await page.getByLabel('Filter 1 value').fill('Zebra');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/name=Zebra/);
+    const table = page.getByRole('table', { name: 'Patient search results' });
+    await table.getByRole('row', { name: `Patient ${patientId}` }).waitFor();
+    expect(await table.getByText('Aardvark').count()).toBe(0);
+    await shot('patient-search');
+    // A reload keeps the search (it lives in the query string).
+    await page.reload();
+    await page.getByRole('row', { name: `Patient ${patientId}` }).waitFor();
+    await page.getByRole('row', { name: `Patient ${patientId}` }).click();
+    await page.waitForURL(new RegExp(`/Patient/${patientId}`));
+  }, 120_000);
+
+  it('edits the Patient and shows the history diff', async () => {
+    await page.goto(url(`/Patient/${patientId}/edit`));
+    const family = page.getByRole('form', { name: 'Patient form' }).getByLabel('Family');
+    await family.fill('Zebrafish-Jones');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved version' }).waitFor();
+    expect((await api.readResource('Patient', patientId, { cache: 'no-cache' })).name?.[0]?.family).toBe(
+      'Zebrafish-Jones',
+    );
+    await page.getByRole('tab', { name: 'History' }).click();
+    const diff = page.getByRole('region', { name: 'Diff' });
+    await diff.locator('[data-diff="added"]', { hasText: 'Zebrafish-Jones' }).waitFor();
+    await diff.locator('[data-diff="removed"]', { hasText: '"Zebrafish"' }).waitFor();
+    await shot('patient-history-diff');
+  }, 120_000);
+
+  it('renders a questionnaire with enableWhen and submits a QuestionnaireResponse', async () => {
+    const questionnaire = (await api.createResource({
+      resourceType: 'Questionnaire',
+      status: 'active',
+      title: 'Intake',
+      item: [
+        { linkId: 'smoker', text: 'Do you smoke?', type: 'boolean' },
+        {
+          linkId: 'packs',
+          text: 'Packs per day',
+          type: 'integer',
+          enableWhen: [{ question: 'smoker', operator: '=', answerBoolean: true }],
+        },
+        {
+          linkId: 'mood',
+          text: 'Mood',
+          type: 'choice',
+          answerOption: [
+            { valueCoding: { code: 'good', display: 'Good' } },
+            { valueCoding: { code: 'bad', display: 'Bad' } },
+          ],
+        },
+      ],
+    })) as Resource;
+    await page.goto(url(`/Questionnaire/${questionnaire.id}/preview`));
+    await page.getByLabel('Do you smoke?').waitFor();
+    expect(await page.getByLabel('Packs per day').count()).toBe(0);
+    await page.getByLabel('Do you smoke?').check();
+    await page.getByLabel('Packs per day').fill('2');
+    await page.getByLabel('Good').check();
+    await shot('questionnaire');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Response saved').waitFor();
+    const [response] = await api.searchResources('QuestionnaireResponse', {
+      questionnaire: `Questionnaire/${questionnaire.id}`,
+    });
+    const responses = response ? [response] : await api.searchResources('QuestionnaireResponse', {});
+    expect(responses[0]?.item).toEqual([
+      { linkId: 'smoker', text: 'Do you smoke?', answer: [{ valueBoolean: true }] },
+      { linkId: 'packs', text: 'Packs per day', answer: [{ valueInteger: 2 }] },
+      { linkId: 'mood', text: 'Mood', answer: [{ valueCoding: { code: 'good', display: 'Good' } }] },
+    ]);
+  }, 120_000);
+
+  it('shows vital sign trends on the patient chart', async () => {
+    const code = {
+      coding: [{ system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' }],
+      text: 'Heart rate',
+    };
+    for (const [day, value] of [
+      ['2024-01-01', 72],
+      ['2024-02-01', 88],
+      ['2024-03-01', 64],
+    ] as const) {
+      await api.createResource({
+        resourceType: 'Observation',
+        status: 'final',
+        category: [
+          { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs' }] },
+        ],
+        code,
+        subject: { reference: `Patient/${patientId}` },
+        effectiveDateTime: `${day}T09:00:00Z`,
+        valueQuantity: { value, unit: 'beats/minute', system: 'http://unitsofmeasure.org', code: '/min' },
+        referenceRange: [{ low: { value: 60 }, high: { value: 100 } }],
+      });
+    }
+    await page.goto(url(`/Patient/${patientId}`));
+    const chart = page.getByRole('figure', { name: 'Heart rate chart' });
+    await chart.waitFor();
+    await chart.locator('.recharts-line-curve').waitFor();
+    expect(await chart.locator('.recharts-line-dot').count()).toBe(3);
+    expect(await chart.locator('.recharts-reference-area').count()).toBe(1);
+    await chart.getByText('Latest: Heart rate: 64 beats/minute').waitFor();
+    await shot('patient-chart');
+  }, 120_000);
+
+  it('invites a user', async (ctx) => {
+    if (!(await hasRoute(server.baseUrl, 'POST', '/admin/projects/x/invite'))) {
+      ctx.skip('the server has no POST /admin/projects/{id}/invite yet');
+    }
+    await page.goto(url('/admin/users'));
+    await page.getByRole('table', { name: 'Project members' }).waitFor();
+    await page.getByLabel('First name').fill('Grace');
+    await page.getByLabel('Last name').fill('Hopper');
+    await page.getByLabel('Email').fill('grace@example.com');
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Invited Grace Hopper' }).waitFor();
+    await page.getByRole('table', { name: 'Project members' }).getByText('Grace Hopper').waitFor();
+    await shot('admin-users');
+  }, 120_000);
+
+  it('creates a client and shows its secret once', async (ctx) => {
+    if (!(await hasRoute(server.baseUrl, 'POST', '/admin/projects/x/client'))) {
+      ctx.skip('the server has no POST /admin/projects/{id}/client yet');
+    }
+    await page.goto(url('/admin/clients'));
+    await page.getByLabel('Client name').fill('Lab interface');
+    await page.getByRole('button', { name: 'Create client' }).click();
+    const secret = page.getByTestId('client-secret');
+    await secret.waitFor();
+    expect((await secret.textContent())?.length).toBeGreaterThan(16);
+    await page.getByRole('table', { name: 'Client applications' }).getByText('Lab interface').waitFor();
+    await shot('admin-clients');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    expect(await page.getByTestId('client-secret').count()).toBe(0);
+  }, 120_000);
+
+  it('writes, deploys and executes a bot, and shows its log', async (ctx) => {
+    if (
+      !(await hasRoute(server.baseUrl, 'POST', '/admin/projects/x/bot')) ||
+      !(await hasRoute(server.baseUrl, 'POST', '/fhir/R4/Bot/x/$deploy'))
+    ) {
+      ctx.skip('the server has no bot administration or Bot/$deploy yet');
+    }
+    await page.goto(url('/admin/bots'));
+    await page.getByLabel('Bot name').fill('Echo bot');
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    await page.waitForURL(/\/admin\/bots\/[^/]+$/);
+    const editor = page.locator('.cm-content');
+    await editor.waitFor();
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.press('Delete');
+    // CodeMirror closes brackets as they are typed: insert the text as one paste-like input.
+    await page.keyboard.insertText(
+      'export async function handler(client, event) {\n  console.log("shouting " + event.input.word);\n  return { shout: String(event.input.word).toUpperCase() };\n}\n',
+    );
+    await page.getByRole('button', { name: 'Save and deploy' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved and deployed' }).waitFor({ timeout: 60_000 });
+    await page.getByLabel('Input').fill('{ "word": "hello" }');
+    await page.getByRole('button', { name: 'Execute' }).click();
+    const output = page.getByRole('region', { name: 'Bot output' });
+    await output.getByText('"shout": "HELLO"').waitFor({ timeout: 60_000 });
+    await page.getByRole('table', { name: 'Bot logs' }).getByText('shouting hello').waitFor({ timeout: 30_000 });
+    await shot('admin-bot');
+  }, 180_000);
+
+  it('registers a new user and project, and signs out', async (ctx) => {
+    if (!(await hasRoute(server.baseUrl, 'POST', '/auth/newuser'))) {
+      ctx.skip('the server has no POST /auth/newuser yet');
+    }
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/signin/);
+    await page.goto(url('/register'));
+    await page.getByLabel('First name').fill('Rosalind');
+    await page.getByLabel('Last name').fill('Franklin');
+    await page.getByLabel('Email').fill('rosalind@example.com');
+    await page.getByLabel('Password').fill('double-helix-1953!');
+    await page.getByLabel('Project name').fill('Crystallography');
+    await shot('register');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(/\/Patient/);
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByText('Crystallography').waitFor();
+  }, 120_000);
+});
