@@ -1,6 +1,7 @@
 import type { Pool } from '../platform/postgres.js';
 import { SearchEngine, type ResourceShaper } from './engine.js';
 import { Indexer } from './index/indexer.js';
+import { searchParamsFor } from './metadata.js';
 import type { ValueSetExpander } from './query/context.js';
 import { SearchParamRegistry } from './registry/project-params.js';
 import type { SearchModule } from './service.js';
@@ -29,5 +30,6 @@ export function createSearchModule(options: SearchModuleOptions): SearchModule {
     matcher: engine,
     service: engine,
     registry,
+    searchParamsFor: (resourceType, projectId) => searchParamsFor(registry, options.pool, resourceType, projectId),
   };
 }

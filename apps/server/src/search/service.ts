@@ -2,6 +2,7 @@ import type { Bundle } from '@hearth/core';
 import type { Repository } from '../storage/repository.js';
 import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
 import type { SearchParamRegistry } from './registry/project-params.js';
+import type { SearchParamInfo } from './metadata.js';
 
 export interface SearchInput {
   /** Undefined for a system-level search (then _type may narrow it). */
@@ -28,6 +29,8 @@ export interface SearchModule {
   service: SearchService;
   /** The search parameters in force per project (base R4 + platform + the project's own). */
   registry: SearchParamRegistry;
+  /** The search parameters of a type, with a project's own when given (for GET /metadata). */
+  searchParamsFor(resourceType: string, projectId?: string): Promise<SearchParamInfo[]>;
 }
 
 export type { Bundle };

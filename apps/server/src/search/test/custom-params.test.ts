@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../test/app.js';
+import { createTestProject, type TestProject } from '../../test/auth.js';
+import { FHIR, ids } from './helpers.js';
+
+let t: TestApp;
+let other: TestProject;
+
+async function post(resource: object, headers: Record<string, string>) {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/fhir/R4/${(resource as { resourceType: string }).resourceType}`,
+    headers: { 'content-type': FHIR, ...headers },
+    payload: JSON.stringify(resource),
+  });
+  if (res.statusCode !== 201) throw new Error(`${res.statusCode} ${res.body}`);
+  return res.json() as { id: string };
+}
+async function get(url: string, headers: Record<string, string>) {
+  const res = await t.app.inject({ url: `/fhir/R4/${url}`, headers });
+  return { status: res.statusCode, body: res.json() };
+}
+
+const NICKNAME = 'http://example.org/fhir/StructureDefinition/nickname';
+
+beforeAll(async () => {
+  t = await createTestApp();
+  other = await createTestProject(t.app, t.services, 'Other project');
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('custom SearchParameter resources', () => {
+  it('become searchable in their project after a reindex, and only there', async () => {
+    const bob = await post(
+      { resourceType: 'Patient', extension: [{ url: NICKNAME, valueString: 'Bobby' }] },
+      t.authHeaders,
+    );
+    await post({ resourceType: 'Patient', extension: [{ url: NICKNAME, valueString: 'Bobby' }] }, other.headers);
+    // Unknown before: ignored with a warning.
+    const before = await get('Patient?nickname=bob', t.authHeaders);
+    expect(JSON.stringify(before.body)).toContain('nickname');
+    await post(
+      {
+        resourceType: 'SearchParameter',
+        url: 'http://example.org/fhir/SearchParameter/Patient-nickname',
+        name: 'nickname',
+        status: 'active',
+        description: 'A nickname',
+        code: 'nickname',
+        base: ['Patient'],
+        type: 'string',
+        expression: `Patient.extension('${NICKNAME}').value`,
+      },
+      t.authHeaders,
+    );
+    // Existing resources were reindexed, new ones are indexed on write.
+    const after = await get('Patient?nickname=bob', t.authHeaders);
+    expect(after.status).toBe(200);
+    expect(ids(after.body)).toEqual([bob.id]);
+    const carl = await post(
+      { resourceType: 'Patient', extension: [{ url: NICKNAME, valueString: 'Charlie' }] },
+      t.authHeaders,
+    );
+    expect(ids((await get('Patient?nickname=char', t.authHeaders)).body)).toEqual([carl.id]);
+    // Another project does not have it.
+    const strict = await get('Patient?nickname=bob', { ...other.headers, prefer: 'handling=strict' });
+    expect(strict.status).toBe(400);
+    // The metadata lists it for the project.
+    const params = await t.services.search.searchParamsFor('Patient', t.testProject.projectId);
+    expect(params.find((p) => p.name === 'nickname')?.definition).toBe(
+      'http://example.org/fhir/SearchParameter/Patient-nickname',
+    );
+    const base = await t.services.search.searchParamsFor('Patient');
+    expect(base.find((p) => p.name === 'nickname')).toBeUndefined();
+    expect(base.find((p) => p.name === 'birthdate')?.type).toBe('date');
+  });
+
+  it('on an extension of a number type, sortable', async () => {
+    const RANK = 'http://example.org/fhir/StructureDefinition/rank';
+    await post(
+      {
+        resourceType: 'SearchParameter',
+        url: 'http://example.org/fhir/SearchParameter/Observation-rank',
+        name: 'rank',
+        status: 'active',
+        description: 'A rank',
+        code: 'rank',
+        base: ['Observation'],
+        type: 'number',
+        expression: `Observation.extension('${RANK}').value`,
+      },
+      t.authHeaders,
+    );
+    const made = [];
+    for (const rank of [3, 1, 2]) {
+      made.push(
+        await post(
+          {
+            resourceType: 'Observation',
+            status: 'final',
+            code: { text: 'x' },
+            extension: [{ url: RANK, valueInteger: rank }],
+          },
+          t.authHeaders,
+        ),
+      );
+    }
+    const sorted = await get('Observation?rank=ge1&_sort=-rank', t.authHeaders);
+    expect(ids(sorted.body)).toEqual([made[0].id, made[2].id, made[1].id]);
+  });
+});
