@@ -6,6 +6,7 @@ import type { Repository } from '../storage/repository.js';
 import type { SearchService } from '../search/service.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { MemberRepositories } from '../jobs/actor.js';
+import type { AsyncJobs } from '../jobs/async-job.js';
 import { registerBotOperations } from './operations.js';
 import { BotRunner } from './runner.js';
 import { BotSandbox } from './sandbox.js';
@@ -18,6 +19,7 @@ export interface BotModuleDeps {
   binaryStore: BinaryStore;
   search: SearchService;
   outbound: OutboundPolicy;
+  asyncJobs: AsyncJobs;
 }
 
 export interface BotModule {
@@ -45,7 +47,12 @@ export function createBotModule(deps: BotModuleDeps): BotModule {
   return {
     runner,
     registerOperations(registry) {
-      registerBotOperations(registry, { runner, systemRepo: deps.systemRepo, binaryStore: deps.binaryStore });
+      registerBotOperations(registry, {
+        runner,
+        systemRepo: deps.systemRepo,
+        binaryStore: deps.binaryStore,
+        asyncJobs: deps.asyncJobs,
+      });
     },
     close() {
       sandbox.dispose();

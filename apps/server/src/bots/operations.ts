@@ -8,11 +8,20 @@ import type { BinaryStore } from '../storage/binary-store.js';
 import type { Repository } from '../storage/repository.js';
 import { compileBotSource, readAttachmentText, storeCode } from './code.js';
 import type { BotRunner, BotRunResult } from './runner.js';
+import { prefersAsync, type AsyncJobs } from '../jobs/async-job.js';
 
 export interface BotOperationDeps {
   runner: BotRunner;
   systemRepo: (projectId?: string) => Repository;
   binaryStore: BinaryStore;
+  asyncJobs: AsyncJobs;
+}
+
+interface AsyncExecute {
+  botId: string;
+  input: unknown;
+  contentType: string;
+  traceId: string;
 }
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
@@ -87,12 +96,37 @@ async function readBot(repo: Repository, id: string): Promise<Bot> {
 }
 
 export function registerBotOperations(registry: OperationRegistry, deps: BotOperationDeps): void {
+  // $execute with Prefer: respond-async: the run is a job; its result lands in AsyncJob.output.
+  deps.asyncJobs.define<AsyncExecute>('bot-execute', async (params, job) => {
+    const bot = await readBot(job.repo, params.botId);
+    const result = await deps.runner.run({
+      bot,
+      input: params.input,
+      contentType: params.contentType,
+      callerRepo: job.repo,
+      requester: job.repo.scope.author,
+      traceId: params.traceId,
+      entities: [`AsyncJob/${job.asyncJobId}`],
+    });
+    if (!result.ok) {
+      fail(badRequest(result.message));
+    }
+    const value = result.value;
+    const parameter =
+      value === undefined || value === null
+        ? []
+        : typeof value === 'object' && typeof (value as Resource).resourceType === 'string'
+          ? [{ name: 'responseBody', resource: value }]
+          : [{ name: 'responseBody', valueString: typeof value === 'string' ? value : JSON.stringify(value) }];
+    return { resourceType: 'Parameters', parameter };
+  });
+
   const execute = async (
     request: FastifyRequest,
     reply: FastifyReply,
     id: string | undefined,
   ): Promise<FastifyReply> => {
-    const { repo } = ctx(request);
+    const { repo, fhirBase } = ctx(request);
     let bot: Bot;
     if (id) {
       bot = await readBot(repo, id);
@@ -106,14 +140,19 @@ export function registerBotOperations(registry: OperationRegistry, deps: BotOper
       bot = await deps.runner.resolve(repo, identifier);
     }
     const { input, contentType } = executeInput(request, id ? [] : ['identifier']);
-    const traceId = request.headers['x-trace-id'];
+    const given = request.headers['x-trace-id'];
+    const traceId = typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : request.id;
+    if (prefersAsync(request)) {
+      const params: AsyncExecute = { botId: bot.id as string, input, contentType, traceId };
+      return deps.asyncJobs.start(request, reply, repo, fhirBase, 'bot-execute', params);
+    }
     const result = await deps.runner.run({
       bot,
       input,
       contentType,
       callerRepo: repo,
       requester: repo.scope.author,
-      traceId: typeof traceId === 'string' && /^[\w.-]{1,64}$/.test(traceId) ? traceId : request.id,
+      traceId,
     });
     return sendResult(request, reply, result);
   };

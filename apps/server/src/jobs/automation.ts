@@ -12,6 +12,7 @@ import { createSubscriptionModule, type SubscriptionModule } from '../subscripti
 import type { Mailer } from '../subscriptions/deliver.js';
 import { memberRepositories, type MemberRepositories, type MemberScopeBuilder } from './actor.js';
 import { JobQueue } from './queue.js';
+import { AsyncJobs } from './async-job.js';
 
 export interface AutomationDeps {
   config: Config;
@@ -32,6 +33,8 @@ export interface AutomationDeps {
 /** Background jobs, bots and subscriptions, built and started together (services.ts). */
 export interface Automation {
   jobs: JobQueue;
+  /** Long operations answered 202 and polled (Prefer: respond-async). */
+  asyncJobs: AsyncJobs;
   bots: BotModule;
   subscriptions: SubscriptionModule;
   members: MemberRepositories;
@@ -52,6 +55,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
   });
   const outbound = new OutboundPolicy(config.outboundAllowList);
   const members = memberRepositories(deps.repositoryDeps, deps.pool, deps.memberScope);
+  const asyncJobs = new AsyncJobs({ jobs, systemRepo: deps.systemRepo, members, logger });
   const bots = createBotModule({
     config,
     logger,
@@ -60,6 +64,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     binaryStore: deps.binaryStore,
     search: deps.search.service,
     outbound,
+    asyncJobs,
   });
   bots.registerOperations(deps.operations);
   const subscriptions = createSubscriptionModule({
@@ -81,6 +86,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
   let stopped = false;
   return {
     jobs,
+    asyncJobs,
     bots,
     subscriptions,
     members,

@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FhirContextFactory } from '../fhir/context-factory.js';
+import { assertIdParam } from '../fhir/context.js';
 import type { Automation } from './automation.js';
 
 export interface AutomationPluginOptions {
@@ -7,15 +8,28 @@ export interface AutomationPluginOptions {
   contextFor: FhirContextFactory;
 }
 
+type JobRequest = FastifyRequest<{ Params: { id: string } }>;
+
 /**
- * HTTP side of automation: the subscriptions websocket (/ws/subscriptions-r4, also under /api);
- * closing the app stops the job workers gracefully. Needs @fastify/websocket registered on the app.
+ * HTTP side of automation, also under /api: the subscriptions websocket (/ws/subscriptions-r4) and
+ * the status URL of asynchronous requests (/fhir/R4/job/{id}/status: GET polls, DELETE cancels).
+ * Closing the app stops the job workers gracefully. Needs @fastify/websocket registered on the app.
  */
 export async function automationPlugin(app: FastifyInstance, options: AutomationPluginOptions): Promise<void> {
-  const { automation } = options;
+  const { automation, contextFor } = options;
   for (const prefix of ['', '/api']) {
     app.get(`${prefix}/ws/subscriptions-r4`, { websocket: true }, (socket) => {
       automation.subscriptions.hub.accept(socket);
+    });
+    app.get(`${prefix}/fhir/R4/job/:id/status`, async (request: JobRequest, reply) => {
+      assertIdParam(request.params.id);
+      const { repo } = await contextFor(request);
+      return automation.asyncJobs.status(repo, request.params.id, reply);
+    });
+    app.delete(`${prefix}/fhir/R4/job/:id/status`, async (request: JobRequest, reply) => {
+      assertIdParam(request.params.id);
+      const { repo } = await contextFor(request);
+      return automation.asyncJobs.cancel(repo, request.params.id, reply);
     });
   }
   app.addHook('onClose', async () => {
