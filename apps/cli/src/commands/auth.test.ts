@@ -1,0 +1,194 @@
+/**
+ * The built CLI against a running server: sign-in (client credentials, email and password, the
+ * browser flow through its loopback callback), environment sessions, profiles, whoami, logout.
+ */
+import { statSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, getFreePort, type TestApp } from '../../../server/src/test/app.js';
+import { ensureCliBuilt, runCli, startCli, tempHome, waitForStderr } from '../test/cli.test-util.js';
+
+let t: TestApp;
+let home: ReturnType<typeof tempHome>;
+
+beforeAll(async () => {
+  await ensureCliBuilt();
+  t = await createTestApp({ listen: true });
+  home = tempHome();
+});
+afterAll(async () => {
+  await t?.close();
+  home?.remove();
+});
+
+const hearth = (args: string[], env: Record<string, string | undefined> = {}, input?: string) =>
+  runCli(args, { home: home.home, env: { HEARTH_BASE_URL: t.baseUrl, ...env }, input });
+
+function profileFile(name: string): string {
+  return join(home.home, '.hearth', 'profiles', `${name}.json`);
+}
+
+describe('hearth login', () => {
+  it('needs a session for commands that call the server', async () => {
+    const result = await hearth(['whoami', '--profile', 'nobody']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Not signed in');
+  });
+
+  it('signs in with client credentials and stores the session with mode 0600', async () => {
+    const { client } = t.testProject;
+    const login = await hearth([
+      'login',
+      '--profile',
+      'machine',
+      '--client-id',
+      client.id as string,
+      '--client-secret',
+      client.secret as string,
+    ]);
+    expect(login.stderr).toBe('');
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain(`ClientApplication/${client.id}`);
+    const file = profileFile('machine');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home.home, '.hearth')).mode & 0o777).toBe(0o700);
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    expect(stored.authMethod).toBe('client-credentials');
+    expect(Object.values(stored.logins as Record<string, { accessToken: string }>)[0].accessToken).toBeTruthy();
+
+    const whoami = await hearth(['whoami', '--profile', 'machine']);
+    expect(whoami.code).toBe(0);
+    expect(whoami.stdout).toContain(`ClientApplication/${client.id}`);
+    expect(whoami.stdout).toContain(`Project/${t.testProject.projectId}`);
+  });
+
+  it('signs in with email and password (the /auth flow) and acts as the profile', async () => {
+    const { email, password, projectId } = t.testProject;
+    const login = await hearth(['login', '--email', email, '--password', password]);
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain(`Project/${projectId}`);
+    const whoami = await hearth(['whoami', '--json']);
+    expect(whoami.code).toBe(0);
+    const me = JSON.parse(whoami.stdout);
+    expect(me.user.email).toBe(email);
+    expect(me.project.id).toBe(projectId);
+    expect(statSync(profileFile('default')).mode & 0o777).toBe(0o600);
+  });
+
+  it('takes the password from HEARTH_PASSWORD and explains a wrong one', async () => {
+    const { email, password } = t.testProject;
+    const ok = await hearth(['login', '--profile', 'scripted', '--email', email], { HEARTH_PASSWORD: password });
+    expect(ok.code).toBe(0);
+    const wrong = await hearth([
+      'login',
+      '--profile',
+      'scripted2',
+      '--email',
+      email,
+      '--password',
+      'not-the-password-1',
+    ]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/Email or password is invalid/);
+    expect(existsSync(profileFile('scripted2'))).toBe(false);
+  });
+
+  it('signs in through the browser flow: authorize URL, the form post, the redirect to the loopback callback', async () => {
+    const port = await getFreePort();
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    const created = await hearth([
+      'post',
+      'ClientApplication',
+      JSON.stringify({ resourceType: 'ClientApplication', name: 'CLI browser client', redirectUris: [redirectUri] }),
+    ]);
+    expect(created.code).toBe(0);
+    const clientId = JSON.parse(created.stdout).id as string;
+
+    const child = startCli(
+      ['login', '--profile', 'browser', '--client-id', clientId, '--port', String(port), '--no-browser'],
+      {
+        home: home.home,
+        env: { HEARTH_BASE_URL: t.baseUrl },
+      },
+    );
+    const [, url] = await waitForStderr(child, /(http:\/\/\S+\/oauth2\/authorize\?\S+)/);
+    const authorize = new URL(url);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(redirectUri);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    // What the sign-in page's form posts (the server's non-interactive path): the request plus the credentials.
+    const form = new URLSearchParams(authorize.searchParams);
+    form.set('email', t.testProject.email);
+    form.set('password', t.testProject.password);
+    const posted = await fetch(new URL('oauth2/authorize', t.baseUrl), {
+      method: 'POST',
+      body: form,
+      redirect: 'manual',
+    });
+    expect(posted.status).toBe(302);
+    const location = posted.headers.get('location') as string;
+    expect(location.startsWith(redirectUri)).toBe(true);
+    // A redirect with another state is not this sign-in's: refused, and the CLI keeps waiting.
+    const forged = new URL(location);
+    forged.searchParams.set('state', 'forged');
+    expect((await fetch(forged)).status).toBe(400);
+    const callback = await fetch(location);
+    expect(callback.status).toBe(200);
+    expect(await callback.text()).toContain('Signed in');
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(child.output.stderr).not.toContain('Error');
+    expect(code).toBe(0);
+    const whoami = await hearth(['whoami', '--profile', 'browser', '--json']);
+    expect(JSON.parse(whoami.stdout).user.email).toBe(t.testProject.email);
+  });
+
+  it('explains that the browser flow needs a client', async () => {
+    const result = await hearth(['login', '--profile', 'noclient', '--no-browser']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('--client-id');
+  });
+});
+
+describe('sessions from the environment', () => {
+  it('uses HEARTH_ACCESS_TOKEN without a stored login', async () => {
+    const result = await hearth(['whoami', '--profile', 'none'], { HEARTH_ACCESS_TOKEN: t.token });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('HEARTH_ACCESS_TOKEN');
+    expect(result.stdout).toContain(`Project/${t.testProject.projectId}`);
+    expect(existsSync(profileFile('none'))).toBe(false);
+  });
+
+  it('uses HEARTH_CLIENT_ID and HEARTH_CLIENT_SECRET without a stored login', async () => {
+    const { client } = t.testProject;
+    const result = await hearth(['get', 'Patient?_count=1', '--profile', 'none'], {
+      HEARTH_CLIENT_ID: client.id,
+      HEARTH_CLIENT_SECRET: client.secret,
+    });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).resourceType).toBe('Bundle');
+    expect(existsSync(profileFile('none'))).toBe(false);
+  });
+
+  it('says when the token is refused', async () => {
+    const result = await hearth(['get', 'Patient'], { HEARTH_ACCESS_TOKEN: 'not-a-token' });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr).resourceType).toBe('OperationOutcome');
+  });
+});
+
+describe('hearth logout', () => {
+  it('signs out: the server revokes the session and the profile forgets it', async () => {
+    const { email, password } = t.testProject;
+    expect((await hearth(['login', '--profile', 'temp', '--email', email, '--password', password])).code).toBe(0);
+    const stored = JSON.parse(readFileSync(profileFile('temp'), 'utf8'));
+    const token = Object.values(stored.logins as Record<string, { accessToken: string }>)[0].accessToken;
+    const out = await hearth(['logout', '--profile', 'temp']);
+    expect(out.code).toBe(0);
+    expect((await hearth(['whoami', '--profile', 'temp'])).code).toBe(1);
+    // The old token no longer works on the server.
+    const refused = await hearth(['get', 'Patient'], { HEARTH_ACCESS_TOKEN: token });
+    expect(refused.code).toBe(1);
+    const all = await hearth(['logout', '--profile', 'temp', '--all']);
+    expect(all.code).toBe(0);
+    expect(existsSync(profileFile('temp'))).toBe(false);
+  });
+});
