@@ -285,6 +285,7 @@ export function SearchControl(props: SearchControlProps): ReactNode {
               value={Math.floor(offset / count) + 1}
               onChange={(page) => change({ offset: (page - 1) * count || undefined })}
               getControlProps={(control) => ({ 'aria-label': `${control} page` })}
+              getItemProps={(page) => ({ 'aria-label': `Page ${page}` })}
             />
           )}
         </Group>

@@ -30,6 +30,15 @@ if (typeof window !== 'undefined') {
     disconnect(): void {}
   } as unknown as typeof ResizeObserver;
   window.HTMLElement.prototype.scrollIntoView ??= function scrollIntoView() {};
+  // jsdom's Blob (and File) lack arrayBuffer().
+  Blob.prototype.arrayBuffer ??= function arrayBuffer(this: Blob): Promise<ArrayBuffer> {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result as ArrayBuffer);
+      reader.onerror = () => reject(reader.error);
+      reader.readAsArrayBuffer(this);
+    });
+  };
 }
 
 afterEach(cleanup);
