@@ -82,7 +82,7 @@ beforeAll(async () => {
   const cs = await t.app.inject({
     method: 'PUT',
     url: '/fhir/R4/CodeSystem/generated-10k',
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify(generatedCodeSystem()),
   });
   expect(cs.statusCode, cs.body).toBe(201);
@@ -90,7 +90,7 @@ beforeAll(async () => {
   const vs = await t.app.inject({
     method: 'PUT',
     url: '/fhir/R4/ValueSet/generated-10k',
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify({
       resourceType: 'ValueSet',
       id: 'generated-10k',
@@ -111,7 +111,10 @@ function percentile(sorted: number[], p: number): number {
 
 describe('type-ahead over 10,000 codes', () => {
   it('expands with filter text, count 20, and prints latency percentiles', async () => {
-    const total = await t.app.inject({ url: `/fhir/R4/ValueSet/$expand?url=${VALUE_SET}&count=0` });
+    const total = await t.app.inject({
+      headers: t.authHeaders,
+      url: `/fhir/R4/ValueSet/$expand?url=${VALUE_SET}&count=0`,
+    });
     expect(total.json().expansion.total).toBe(10_000);
 
     const filters = Array.from({ length: 300 }, () => {
@@ -121,6 +124,7 @@ describe('type-ahead over 10,000 codes', () => {
     });
     for (const f of filters.slice(0, 20)) {
       await t.app.inject({
+        headers: t.authHeaders,
         url: `/fhir/R4/ValueSet/$expand?url=${VALUE_SET}&count=20&filter=${encodeURIComponent(f)}`,
       });
     }
@@ -129,6 +133,7 @@ describe('type-ahead over 10,000 codes', () => {
     for (const f of filters) {
       const started = process.hrtime.bigint();
       const res = await t.app.inject({
+        headers: t.authHeaders,
         url: `/fhir/R4/ValueSet/$expand?url=${VALUE_SET}&count=20&filter=${encodeURIComponent(f)}`,
       });
       times.push(Number(process.hrtime.bigint() - started) / 1e6);
@@ -156,6 +161,7 @@ describe('type-ahead over 10,000 codes', () => {
     const page = async (offset: number) =>
       (
         await t.app.inject({
+          headers: t.authHeaders,
           url: `/fhir/R4/ValueSet/$expand?url=${VALUE_SET}&filter=${word}&count=10&offset=${offset}`,
         })
       ).json().expansion;
@@ -170,7 +176,7 @@ describe('type-ahead over 10,000 codes', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/ValueSet/$expand?count=200',
-      headers: { 'content-type': FHIR },
+      headers: { ...t.authHeaders, 'content-type': FHIR },
       payload: JSON.stringify({
         resourceType: 'ValueSet',
         status: 'active',

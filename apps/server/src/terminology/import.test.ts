@@ -18,7 +18,7 @@ async function createCodeSystem(id: string, url: string, extra: object = {}) {
   const res = await t.app.inject({
     method: 'PUT',
     url: `/fhir/R4/CodeSystem/${id}`,
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify({
       resourceType: 'CodeSystem',
       id,
@@ -35,7 +35,7 @@ async function expandTotal(system: string, filter?: object, text?: string): Prom
   const res = await t.app.inject({
     method: 'POST',
     url: `/fhir/R4/ValueSet/$expand?count=5${text ? `&filter=${encodeURIComponent(text)}` : ''}`,
-    headers: { 'content-type': FHIR },
+    headers: { ...t.authHeaders, 'content-type': FHIR },
     payload: JSON.stringify({
       resourceType: 'ValueSet',
       status: 'active',
@@ -79,7 +79,7 @@ describe('CodeSystem/$import', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: `/fhir/R4/CodeSystem/$import?system=${encodeURIComponent(SYSTEM)}`,
-      headers: { 'content-type': 'application/x-ndjson' },
+      headers: { ...t.authHeaders, 'content-type': 'application/x-ndjson' },
       payload: lines.join('\n') + '\n',
     });
     expect(res.statusCode, res.body).toBe(200);
@@ -98,10 +98,13 @@ describe('CodeSystem/$import', () => {
     expect(await expandTotal(SYSTEM, undefined, 'number 42')).toBe(40);
 
     const subsumes = await t.app.inject({
+      headers: t.authHeaders,
       url: `/fhir/R4/CodeSystem/$subsumes?system=${SYSTEM}&codeA=root&codeB=L7-30`,
     });
     expect(param(subsumes.json(), 'outcome')?.valueCode).toBe('subsumes');
-    const lookup = (await t.app.inject({ url: `/fhir/R4/CodeSystem/$lookup?system=${SYSTEM}&code=L7-30` })).json();
+    const lookup = (
+      await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/CodeSystem/$lookup?system=${SYSTEM}&code=L7-30` })
+    ).json();
     const parents = lookup.parameter
       .filter((p: Param) => p.name === 'property' && p.part?.[0].valueCode === 'parent')
       .map((p: Param) => p.part?.[1].valueCode)
@@ -127,14 +130,16 @@ describe('CodeSystem/$import', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: `/fhir/R4/CodeSystem/labs/$import?codeColumn=LOINC_NUM&displayColumn=LONG_COMMON_NAME&where=STATUS%3DACTIVE`,
-      headers: { 'content-type': 'text/csv' },
+      headers: { ...t.authHeaders, 'content-type': 'text/csv' },
       payload: csv,
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(param(res.json(), 'concepts')?.valueInteger).toBe(3);
     expect(param(res.json(), 'skipped')?.valueInteger).toBe(1);
     expect(await expandTotal(url, { property: 'SCALE_TYP', op: '=', value: 'Qn' })).toBe(2);
-    const lookup = (await t.app.inject({ url: `/fhir/R4/CodeSystem/$lookup?system=${url}&code=882-1` })).json();
+    const lookup = (
+      await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/CodeSystem/$lookup?system=${url}&code=882-1` })
+    ).json();
     expect(param(lookup, 'display')?.valueString).toBe('ABO and Rh group, "typed"\nin Blood');
   });
 
@@ -158,7 +163,7 @@ describe('CodeSystem/$import', () => {
       t.app.inject({
         method: 'POST',
         url: `/fhir/R4/CodeSystem/$import?system=${url}&${query}`,
-        headers: { 'content-type': 'text/tab-separated-values' },
+        headers: { ...t.authHeaders, 'content-type': 'text/tab-separated-values' },
         payload: lines.join('\n'),
       });
     expect(
@@ -171,7 +176,9 @@ describe('CodeSystem/$import', () => {
     );
     expect(param(rel.json(), 'parentLinks')?.valueInteger).toBe(2);
     expect(await expandTotal(url, { property: 'concept', op: 'is-a', value: '100' })).toBe(3);
-    const lookup = (await t.app.inject({ url: `/fhir/R4/CodeSystem/$lookup?system=${url}&code=300` })).json();
+    const lookup = (
+      await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/CodeSystem/$lookup?system=${url}&code=300` })
+    ).json();
     expect(param(lookup, 'display')?.valueString).toBe('Pneumonia');
   });
 
@@ -199,7 +206,7 @@ describe('CodeSystem/$import', () => {
       t.app.inject({
         method: 'POST',
         url: '/fhir/R4/CodeSystem/$import',
-        headers: { 'content-type': FHIR },
+        headers: { ...t.authHeaders, 'content-type': FHIR },
         payload: JSON.stringify(body),
       });
     expect(
@@ -230,14 +237,14 @@ describe('CodeSystem/$import', () => {
     const unknown = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/CodeSystem/$import?system=http://example.org/none',
-      headers: { 'content-type': 'application/x-ndjson' },
+      headers: { ...t.authHeaders, 'content-type': 'application/x-ndjson' },
       payload: '{"code":"a"}\n',
     });
     expect(unknown.statusCode).toBe(404);
     const badLine = await t.app.inject({
       method: 'POST',
       url: `/fhir/R4/CodeSystem/$import?system=${SYSTEM}`,
-      headers: { 'content-type': 'application/x-ndjson' },
+      headers: { ...t.authHeaders, 'content-type': 'application/x-ndjson' },
       payload: '{"code":"ok"}\nnot json\n',
     });
     expect(badLine.statusCode).toBe(400);
@@ -246,7 +253,7 @@ describe('CodeSystem/$import', () => {
     const noSystem = await t.app.inject({
       method: 'POST',
       url: '/fhir/R4/CodeSystem/$import',
-      headers: { 'content-type': 'text/csv' },
+      headers: { ...t.authHeaders, 'content-type': 'text/csv' },
       payload: 'code\nx\n',
     });
     expect(noSystem.statusCode).toBe(400);

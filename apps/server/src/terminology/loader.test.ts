@@ -16,13 +16,7 @@ afterAll(async () => {
 
 describe('R4 terminology load', () => {
   it('loaded the spec code systems, value sets and concept maps at start, with hierarchy', async () => {
-    const counts = await t.pool.query<{
-      cs: number;
-      vs: number;
-      cm: number;
-      concepts: number;
-      closure: number;
-    }>(
+    const counts = await t.pool.query<{ cs: number; vs: number; cm: number; concepts: number; closure: number }>(
       `SELECT (SELECT count(*) FROM terminology_code_system)::int AS cs,
               (SELECT count(*) FROM terminology_value_set)::int AS vs,
               (SELECT count(*) FROM terminology_concept_map)::int AS cm,
@@ -38,15 +32,16 @@ describe('R4 terminology load', () => {
     const projectId = t.services.terminology.projectId;
     expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
     expect(projectId).not.toBe(t.services.superAdminProjectId);
-    const repo = new Repository(t.services.repositoryDeps, {
-      projectId: randomUUID(),
-      readProjects: [projectId],
-    });
+    const repo = new Repository(t.services.repositoryDeps, { projectId: randomUUID(), readProjects: [projectId] });
     const read = await repo.readResource('ValueSet', 'administrative-gender');
     expect(read.resource.url).toBe('http://hl7.org/fhir/ValueSet/administrative-gender');
     expect((await repo.readResource('Project', projectId)).resource.name).toBe('Terminology');
     const conceptMap = await repo.readResource('ConceptMap', 'cm-administrative-gender-v2');
     expect(conceptMap.resource.resourceType).toBe('ConceptMap');
+    // Over REST, from an ordinary project (the auth module shares the terminology project).
+    const rest = await t.app.inject({ headers: t.authHeaders, url: '/fhir/R4/ValueSet/administrative-gender' });
+    expect(rest.statusCode).toBe(200);
+    expect(rest.json().url).toBe('http://hl7.org/fhir/ValueSet/administrative-gender');
   });
 
   it('is idempotent: a second start loads nothing', async () => {

@@ -4,16 +4,11 @@ import { createTestApp, type TestApp } from '../test/app.js';
 const FHIR = 'application/fhir+json';
 let t: TestApp;
 
-/** The test project's admin token once the harness has one (sign-in), else no header. */
-function auth(): Record<string, string> {
-  return (t as unknown as { authHeaders?: Record<string, string> }).authHeaders ?? {};
-}
-
 async function create(resource: object) {
   const res = await t.app.inject({
     method: 'POST',
     url: `/fhir/R4/${(resource as { resourceType: string }).resourceType}`,
-    headers: { 'content-type': FHIR, ...auth() },
+    headers: { 'content-type': FHIR, ...t.authHeaders },
     payload: JSON.stringify(resource),
   });
   expect(res.statusCode, res.body).toBe(201);
@@ -21,7 +16,7 @@ async function create(resource: object) {
 }
 
 async function search(query: string): Promise<string[]> {
-  const res = await t.app.inject({ url: `/fhir/R4/${query}`, headers: auth() });
+  const res = await t.app.inject({ url: `/fhir/R4/${query}`, headers: t.authHeaders });
   expect(res.statusCode, res.body).toBe(200);
   return (res.json().entry ?? []).map((e: { resource: { id: string } }) => e.resource.id);
 }
@@ -71,7 +66,7 @@ describe('token :in and :not-in answered by terminology', () => {
   });
 
   it('answers 400 for an unknown value set', async () => {
-    const res = await t.app.inject({ url: '/fhir/R4/Account?type:in=http://example.org/none', headers: auth() });
+    const res = await t.app.inject({ url: '/fhir/R4/Account?type:in=http://example.org/none', headers: t.authHeaders });
     expect(res.statusCode).toBe(400);
     expect(res.json().issue[0].details.text).toContain('Unknown value set');
   });
