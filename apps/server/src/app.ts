@@ -121,13 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           operations: deps.services.operations,
           search: deps.services.search.service,
           binary: deps.services.binaryStore,
-          searchParams: (type) =>
-            [...deps.services.search.registry.paramsFor(type).values()].map((p) => ({
-              name: p.code,
-              type: p.type,
-              definition: p.url,
-              documentation: p.description,
-            })),
+          searchParams: (type, projectId) => deps.services.search.searchParamsFor(type, projectId),
           limits: {
             maxBundleEntries: config.maxBundleEntries,
             maxBodyBytes: config.maxBodyBytes,

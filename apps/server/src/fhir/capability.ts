@@ -15,8 +15,8 @@ export interface CapabilitySearchParam {
 
 export interface CapabilityDeps {
   operations: OperationRegistry;
-  /** Search parameters of a type (base R4 and platform ones). */
-  searchParams?: (resourceType: string) => CapabilitySearchParam[];
+  /** Search parameters of a type: base R4 and platform ones, and a project's own when given. */
+  searchParams?: (resourceType: string, projectId?: string) => Promise<CapabilitySearchParam[]>;
   version: string;
 }
 
@@ -50,24 +50,41 @@ function definitionOf(op: OperationDefinitionEntry): string {
   return op.definition ?? KNOWN_DEFINITIONS[op.name] ?? `${HEARTH_FHIR_BASE}/OperationDefinition/${op.name}`;
 }
 
-/** Builds the statement once; it only changes when the server is redeployed. */
-export function createCapabilityStatement(deps: CapabilityDeps): (fhirBase: string) => string {
+/**
+ * The statement as JSON text. The one without a project (base search parameters) is built once;
+ * a project's, which lists its own SearchParameters too, is built when asked for.
+ */
+export function createCapabilityStatement(
+  deps: CapabilityDeps,
+): (fhirBase: string, projectId?: string) => Promise<string> {
   const started = new Date().toISOString();
-  let cached: { base: string; text: string } | undefined;
-  return (fhirBase) => {
+  let cached: { base: string; text: Promise<string> } | undefined;
+  return (fhirBase, projectId) => {
+    if (projectId) {
+      return build(deps, fhirBase, started, projectId).then((cs) => JSON.stringify(cs));
+    }
     if (cached?.base !== fhirBase) {
-      cached = { base: fhirBase, text: JSON.stringify(build(deps, fhirBase, started)) };
+      const text = build(deps, fhirBase, started).then((cs) => JSON.stringify(cs));
+      cached = { base: fhirBase, text };
+      text.catch(() => (cached = undefined));
     }
     return cached.text;
   };
 }
 
-function build(deps: CapabilityDeps, fhirBase: string, date: string): Record<string, unknown> {
+async function build(
+  deps: CapabilityDeps,
+  fhirBase: string,
+  date: string,
+  projectId?: string,
+): Promise<Record<string, unknown>> {
   const types = getAllResourceTypes();
   const ops = deps.operations.all();
   // Operations open to any type are listed once, at rest level; type-bound ones under their types.
   const generic = ops.filter((op) => !op.resourceTypes || op.levels.includes('system'));
-  const paramsByType = new Map(types.map((t) => [t, deps.searchParams?.(t) ?? []]));
+  const paramsByType = new Map(
+    await Promise.all(types.map(async (t) => [t, (await deps.searchParams?.(t, projectId)) ?? []] as const)),
+  );
 
   const resource = types.map((type) => {
     const params = paramsByType.get(type) ?? [];

@@ -14,6 +14,19 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** The parts of a response body these tests read. */
+interface Body {
+  id: string;
+  resourceType: string;
+  name?: unknown;
+  entry: { resource: { meta: { versionId: string } } }[];
+  issue: { details: { text: string } }[];
+}
+
+async function json(res: Response): Promise<Body> {
+  return (await res.json()) as Body;
+}
+
 function request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   return fetch(`${t.baseUrl}fhir/R4/${path}`, {
     method,
@@ -24,7 +37,7 @@ function request(method: string, path: string, body?: unknown, headers: Record<s
 
 describe('concurrency', () => {
   it('50 concurrent If-Match updates of one version: exactly one wins, the rest get 412, history has no gap', async () => {
-    const created = await (await request('POST', 'Patient', { resourceType: 'Patient', active: true })).json();
+    const created = await json(await request('POST', 'Patient', { resourceType: 'Patient', active: true }));
     const id = created.id as string;
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -41,22 +54,22 @@ describe('concurrency', () => {
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 412)).toHaveLength(49);
-    const winner = await responses.find((r) => r.status === 200)!.json();
+    const winner = await json(responses.find((r) => r.status === 200)!);
     for (const r of responses.filter((x) => x.status === 412)) {
-      expect((await r.json()).resourceType).toBe('OperationOutcome');
+      expect((await json(r)).resourceType).toBe('OperationOutcome');
     }
 
-    const history = await (await request('GET', `Patient/${id}/_history`)).json();
-    const versions = history.entry.map((e: { resource: { meta: { versionId: string } } }) => e.resource.meta.versionId);
+    const history = await json(await request('GET', `Patient/${id}/_history`));
+    const versions = history.entry.map((e) => e.resource.meta.versionId);
     expect(versions).toEqual(['2', '1']);
-    const current = await (await request('GET', `Patient/${id}`)).json();
+    const current = await json(await request('GET', `Patient/${id}`));
     expect(current.name).toEqual(winner.name);
     const rows = await t.pool.query('SELECT version_id FROM resource_history WHERE id = $1 ORDER BY version_id', [id]);
     expect(rows.rows.map((r: { version_id: number }) => r.version_id)).toEqual([1, 2]);
   });
 
   it('10 concurrent updates without If-Match all land, one version each, none lost', async () => {
-    const created = await (await request('POST', 'Patient', { resourceType: 'Patient' })).json();
+    const created = await json(await request('POST', 'Patient', { resourceType: 'Patient' }));
     const id = created.id as string;
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -85,7 +98,7 @@ describe('concurrency', () => {
       statuses.every((s) => s === 200 || s === 201),
       statuses.join(),
     ).toBe(true);
-    const ids = new Set(await Promise.all(responses.map(async (r) => (await r.json()).id as string)));
+    const ids = new Set(await Promise.all(responses.map(async (r) => (await json(r)).id)));
     const rows = await t.pool.query(
       `SELECT id FROM resource WHERE resource_type = 'Patient' AND deleted = false AND content LIKE $1`,
       [`%${value}%`],
@@ -112,7 +125,7 @@ describe('concurrency', () => {
       ...Array.from({ length: 10 }, () => request('POST', 'Patient', { resourceType: 'Patient' })),
     ]);
     expect(tx.status).toBe(400);
-    const outcome = await tx.json();
+    const outcome = await json(tx);
     expect(outcome.issue[0].details.text).toContain('Bundle.entry[100]');
     expect(others.every((r) => r.status === 201)).toBe(true);
     const rows = await t.pool.query('SELECT count(*)::int AS n FROM resource_history WHERE content LIKE $1', [

@@ -26,8 +26,8 @@ export interface FhirPluginDeps {
   search: SearchService;
   binary: BinaryStore;
   limits: { maxBundleEntries: number; maxBodyBytes: number; maxJsonDepth: number };
-  /** The search parameters of a type, for the CapabilityStatement. */
-  searchParams?: (resourceType: string) => CapabilitySearchParam[];
+  /** The search parameters of a type (with a project's own when given), for the CapabilityStatement. */
+  searchParams?: (resourceType: string, projectId?: string) => Promise<CapabilitySearchParam[]>;
 }
 
 type P<T> = FastifyRequest<{ Params: T }>;
@@ -95,9 +95,12 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     searchParams: deps.searchParams,
     version: HEARTH_VERSION,
   });
-  app.get('/metadata', (request, reply) =>
-    sendJsonText(reply, 200, capability(ctx(request).fhirBase), responseShape(request).pretty),
-  );
+  app.get('/metadata', async (request, reply) => {
+    const { repo, fhirBase } = ctx(request);
+    // A signed-in caller sees its project's own SearchParameters too; anonymous callers the base ones.
+    const projectId = repo.scope.readProjects?.length ? repo.scope.projectId : undefined;
+    return sendJsonText(reply, 200, await capability(fhirBase, projectId), responseShape(request).pretty);
+  });
 
   // System level
   app.get('/', (request, reply) => search(request, reply));
