@@ -3,7 +3,7 @@
  * createTestApp() serving the built app, and helpers to probe which server features exist.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,9 +24,33 @@ export function hasChromium(): boolean {
   return existsSync(CHROMIUM);
 }
 
-/** Builds apps/app/dist when it is missing, so that the server has an app to serve. */
+/** The newest modification time of any file under the given paths. */
+function newestMtime(paths: string[]): number {
+  let newest = 0;
+  const visit = (path: string): void => {
+    if (!existsSync(path)) return;
+    const stat = statSync(path);
+    if (stat.isDirectory()) {
+      for (const name of readdirSync(path)) if (name !== 'node_modules' && name !== 'dist') visit(join(path, name));
+    } else {
+      newest = Math.max(newest, stat.mtimeMs);
+    }
+  };
+  paths.forEach(visit);
+  return newest;
+}
+
+/** Builds apps/app/dist when it is missing or older than its sources, so the server serves this app. */
 export function ensureAppBuilt(): void {
-  if (!existsSync(join(repoRoot, 'apps', 'app', 'dist', 'index.html'))) {
+  const index = join(repoRoot, 'apps', 'app', 'dist', 'index.html');
+  const sources = [
+    'apps/app/src',
+    'apps/app/index.html',
+    'apps/app/vite.config.ts',
+    'packages/react/src',
+    'packages/core/src',
+  ].map((p) => join(repoRoot, p));
+  if (!existsSync(index) || statSync(index).mtimeMs < newestMtime(sources)) {
     execFileSync(process.execPath, [join(repoRoot, 'apps', 'app', 'build.mjs')], { stdio: 'inherit', cwd: repoRoot });
   }
   mkdirSync(screenshotDir, { recursive: true });
