@@ -73,6 +73,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     logger,
     jobs,
     matcher: deps.repositoryDeps.matcher,
+    registry: deps.search.registry,
     systemRepo: deps.systemRepo,
     members,
     outbound,

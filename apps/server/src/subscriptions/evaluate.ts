@@ -1,4 +1,4 @@
-import { evalFhirPathBoolean, type Resource } from '@hearth/core';
+import { evalFhirPathBoolean, type Resource, type SearchParamType } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import type { Queryable } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
@@ -8,6 +8,7 @@ import type { MemberRepositories } from '../jobs/actor.js';
 import type { ActiveSubscriptions } from './active.js';
 import type { PgBroadcaster } from './broadcast.js';
 import type { ActiveSubscription, ChangeEvent } from './model.js';
+import { criteriaNeedles, mayMatch, type Needles } from './prefilter.js';
 
 export const EVALUATE_QUEUE = 'subscription-evaluate';
 export const DELIVER_QUEUE = 'subscription-deliver';
@@ -17,8 +18,15 @@ export interface DeliveryJob extends ChangeEvent {
   subscriptionId: string;
 }
 
+/** The search parameter registry's lookups the pre-test needs. */
+export interface ParamRegistry {
+  ensure(db: Queryable, projectId: string): Promise<void>;
+  get(resourceType: string, code: string, projectId?: string): { type: SearchParamType } | undefined;
+}
+
 export interface EvaluatorDeps {
   active: ActiveSubscriptions;
+  registry: ParamRegistry;
   db: Queryable;
   matcher: ConditionalMatcher;
   systemRepo: (projectId?: string) => Repository;
@@ -27,6 +35,28 @@ export interface EvaluatorDeps {
   broadcaster: PgBroadcaster;
   defaultMaxAttempts: number;
   logger: Logger;
+}
+
+const needleCache = new Map<string, Needles>();
+const MAX_NEEDLES = 5000;
+
+async function needlesFor(
+  deps: EvaluatorDeps,
+  projectId: string,
+  resourceType: string,
+  query: string,
+): Promise<Needles> {
+  const key = `${projectId}|${resourceType}|${query}`;
+  let needles = needleCache.get(key);
+  if (!needles) {
+    await deps.registry.ensure(deps.db, projectId);
+    needles = criteriaNeedles(resourceType, query, (type, code) => deps.registry.get(type, code, projectId)?.type);
+    if (needleCache.size >= MAX_NEEDLES) {
+      needleCache.clear();
+    }
+    needleCache.set(key, needles);
+  }
+  return needles;
 }
 
 /** Search parameters that can be checked without the search index (criteria of a deleted resource). */
@@ -82,7 +112,9 @@ export async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): 
     return 0;
   }
 
-  // Criteria: one search per distinct query, restricted to this resource's id.
+  // Criteria: a pre-test on the JSON text, then one search per distinct query, restricted to this id.
+  let lower: string | undefined;
+  const lowerText = (): string => (lower ??= JSON.stringify(subject).toLowerCase());
   const criteriaResults = new Map<string, Promise<boolean>>();
   const criteriaMatch = (query: string): Promise<boolean> => {
     let result = criteriaResults.get(query);
@@ -93,9 +125,20 @@ export async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): 
         result = Promise.resolve(true);
       } else {
         const scope = { projectId: change.projectId, readProjects: [change.projectId] };
-        result = deps.matcher
-          .findIds(deps.db, scope, change.resourceType, `${query}&_id=${encodeURIComponent(change.id)}`, 1)
-          .then((ids) => ids.includes(change.id))
+        result = needlesFor(deps, change.projectId, change.resourceType, query)
+          .then(async (needles) => {
+            if (!mayMatch(needles, lowerText())) {
+              return false;
+            }
+            const ids = await deps.matcher.findIds(
+              deps.db,
+              scope,
+              change.resourceType,
+              `${query}&_id=${encodeURIComponent(change.id)}`,
+              1,
+            );
+            return ids.includes(change.id);
+          })
           .catch((err: unknown) => {
             deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated');
             return false;

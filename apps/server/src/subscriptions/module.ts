@@ -11,7 +11,7 @@ import type { BotRunner } from '../bots/runner.js';
 import { ActiveSubscriptions } from './active.js';
 import { PgBroadcaster } from './broadcast.js';
 import { deliver, type Mailer } from './deliver.js';
-import { DELIVER_QUEUE, EVALUATE_QUEUE, evaluateChange, type DeliveryJob } from './evaluate.js';
+import { DELIVER_QUEUE, EVALUATE_QUEUE, evaluateChange, type DeliveryJob, type ParamRegistry } from './evaluate.js';
 import { SubscriptionListener } from './listener.js';
 import type { ChangeEvent } from './model.js';
 import { registerSubscriptionOperations } from './operations.js';
@@ -23,6 +23,7 @@ export interface SubscriptionModuleDeps {
   logger: Logger;
   jobs: JobQueue;
   matcher: ConditionalMatcher;
+  registry: ParamRegistry;
   systemRepo: (projectId?: string) => Repository;
   members: MemberRepositories;
   outbound: OutboundPolicy;
@@ -71,6 +72,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
       evaluateChange(
         {
           active,
+          registry: deps.registry,
           db: deps.pool,
           matcher: deps.matcher,
           systemRepo: deps.systemRepo,
