@@ -133,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register((scope) => deps.services.terminology.routes(scope, deps.services.contextFor), {
       prefix: `${prefix}/fhir/R4`,
     });
+    await app.register(deps.services.graphql.routes, { prefix: `${prefix}/fhir/R4` });
   }
   await app.register(automationPlugin, {
     automation: deps.services.automation,

@@ -18,6 +18,7 @@ import { createTerminologyModule, type TerminologyModule } from './terminology/m
 import { createAutomation, type Automation } from './jobs/automation.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
+import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 
 /** Everything the HTTP layer needs, built once at start-up. */
 export interface Services {
@@ -38,6 +39,8 @@ export interface Services {
   automation: Automation;
   /** Sign-in, tokens, sessions and access rules. */
   auth: AuthModule;
+  /** FHIR GraphQL: $graphql and the GraphiQL page. */
+  graphql: GraphqlModule;
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
@@ -69,6 +72,8 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   const operations = new OperationRegistry();
   operations.register(validateOperation(validator));
   terminology.registerOperations(operations);
+  const graphql = createGraphqlModule({ config, search: search.service, logger });
+  graphql.registerOperations(operations);
   const auth = await createAuthModule({
     config,
     pool,
@@ -108,5 +113,6 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     binaryStore,
     automation,
     auth,
+    graphql,
   };
 }

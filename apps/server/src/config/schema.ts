@@ -213,6 +213,31 @@ export const configSchema = {
     'Redis for shared rate-limit counters. Empty: counters live in PostgreSQL, shared by every process.',
     true,
   ),
+  // ---- GraphQL (graphql/) ----
+  graphqlIntrospection: key(
+    'HEARTH_GRAPHQL_INTROSPECTION',
+    'boolean',
+    true,
+    'Whether $graphql answers introspection queries (__schema, __type), which GraphiQL and code generators use.',
+  ),
+  graphqlMaxDepth: key(
+    'HEARTH_GRAPHQL_MAX_DEPTH',
+    'integer',
+    16,
+    'Deepest nesting of fields in a $graphql query (introspection fields not counted); deeper queries are a 400.',
+  ),
+  graphqlMaxCost: key(
+    'HEARTH_GRAPHQL_MAX_COST',
+    'integer',
+    10000,
+    'Largest estimated cost of a $graphql query: each search counts 1 plus its page size (_count, default 20), each read, resolved reference or write 1, multiplied by the items of the lists they are in. Costlier queries are a 400.',
+  ),
+  graphiqlEnabled: key(
+    'HEARTH_GRAPHIQL_ENABLED',
+    'boolean',
+    true,
+    'Whether the GraphiQL page is served at /fhir/R4/$graphiql (it loads GraphiQL from unpkg.com in the browser).',
+  ),
 } as const;
 
 export type ConfigSchema = typeof configSchema;

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/schema.js';
+import type { OperationRegistry } from '../fhir/operations/registry.js';
+import type { Logger } from '../platform/logger.js';
+import type { SearchService } from '../search/service.js';
+import { graphiqlRoutes } from './graphiql.js';
+import { graphqlOperation } from './operation.js';
+import { fhirGraphqlSchemas, type FhirGraphqlSchemas } from './schema.js';
+
+export interface GraphqlModuleDeps {
+  config: Config;
+  search: SearchService;
+  logger?: Logger;
+}
+
+/** FHIR GraphQL (hl7.org/fhir/R4/graphql.html): the `$graphql` operation and the GraphiQL page. */
+export interface GraphqlModule {
+  /** Registers `$graphql` (system and instance level). */
+  registerOperations(registry: OperationRegistry): void;
+  /** HTTP routes outside the FHIR plugin (the GraphiQL page); register under the FHIR base prefix. */
+  routes(app: FastifyInstance): Promise<void>;
+  /** The schemas, built on first call and shared by the process. */
+  schemas(): FhirGraphqlSchemas;
+}
+
+export function createGraphqlModule(deps: GraphqlModuleDeps): GraphqlModule {
+  const { config } = deps;
+  return {
+    registerOperations(registry) {
+      registry.register(
+        graphqlOperation({
+          schemas: fhirGraphqlSchemas,
+          search: deps.search,
+          logger: deps.logger,
+          options: {
+            introspection: config.graphqlIntrospection,
+            maxDepth: config.graphqlMaxDepth,
+            maxCost: config.graphqlMaxCost,
+          },
+        }),
+      );
+    },
+    async routes(app) {
+      if (config.graphiqlEnabled) {
+        await graphiqlRoutes(app);
+      }
+    },
+    schemas: fhirGraphqlSchemas,
+  };
+}

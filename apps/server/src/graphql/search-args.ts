@@ -1,0 +1,142 @@
+import {
+  GraphQLEnumType,
+  GraphQLInt,
+  GraphQLString,
+  type GraphQLEnumValueConfigMap,
+  type GraphQLFieldConfigArgumentMap,
+} from 'graphql';
+import type { SearchParamRegistry } from '../search/registry/project-params.js';
+
+/** Arguments every search list takes besides the search parameters (hl7.org/fhir/R4/graphql.html#searching). */
+export const LIST_CONTROL_ARGS = ['_count', '_offset', '_sort'] as const;
+/** A connection also takes the cursor of the page to read. */
+export const CONNECTION_CONTROL_ARGS = [...LIST_CONTROL_ARGS, '_cursor'] as const;
+const RESERVED = new Set<string>([...CONNECTION_CONTROL_ARGS, '_reference', '_total', '_summary', '_elements']);
+
+const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
+/** The GraphQL argument name of a search parameter: '-' is not allowed in names and becomes '_'. */
+export function argName(code: string): string {
+  return code.replace(/-/g, '_');
+}
+
+interface TypeArgs {
+  /** Search parameter arguments (String), with the control arguments of a list. */
+  list: GraphQLFieldConfigArgumentMap;
+  connection: GraphQLFieldConfigArgumentMap;
+  /** Argument name → search parameter code. */
+  codes: Map<string, string>;
+}
+
+/**
+ * The search parameters of each resource type as GraphQL arguments, built from the base
+ * parameters (R4 and platform; a project's own SearchParameters are not in the shared schema,
+ * they are reachable through REST search). Argument maps are built once per type and shared.
+ */
+export class SearchArgCatalog {
+  private readonly byType = new Map<string, TypeArgs>();
+  private readonly referenceEnums = new Map<string, GraphQLEnumType | null>();
+
+  constructor(private readonly registry: SearchParamRegistry) {}
+
+  private build(resourceType: string): TypeArgs {
+    let built = this.byType.get(resourceType);
+    if (built) {
+      return built;
+    }
+    const codes = new Map<string, string>();
+    const params: GraphQLFieldConfigArgumentMap = {};
+    const sorted = [...this.registry.paramsFor(resourceType).values()].sort((a, b) => a.code.localeCompare(b.code));
+    for (const param of sorted) {
+      const name = argName(param.code);
+      if (!GRAPHQL_NAME.test(name) || RESERVED.has(name) || codes.has(name)) {
+        continue;
+      }
+      codes.set(name, param.code);
+      params[name] = { type: GraphQLString, description: param.description };
+    }
+    const control: GraphQLFieldConfigArgumentMap = {
+      _count: { type: GraphQLInt, description: 'Page size (default 20, at most 1000)' },
+      _offset: { type: GraphQLInt, description: 'Matches to skip' },
+      _sort: { type: GraphQLString, description: 'Sort order, as the _sort search parameter ("-date,code")' },
+    };
+    built = {
+      list: { ...control, ...params },
+      connection: {
+        ...control,
+        _cursor: { type: GraphQLString, description: 'A cursor from a connection (first, next, previous, last)' },
+        ...params,
+      },
+      codes,
+    };
+    this.byType.set(resourceType, built);
+    return built;
+  }
+
+  listArgs(resourceType: string): GraphQLFieldConfigArgumentMap {
+    return this.build(resourceType).list;
+  }
+
+  connectionArgs(resourceType: string): GraphQLFieldConfigArgumentMap {
+    return this.build(resourceType).connection;
+  }
+
+  /** The search parameter code an argument stands for. */
+  code(resourceType: string, arg: string): string | undefined {
+    return this.build(resourceType).codes.get(arg);
+  }
+
+  /**
+   * The reference parameters of `sourceType` that may point at `targetType` through an explicit
+   * target list: the parameters a reverse reference (`_reference`) can name inside `targetType`.
+   */
+  referenceCodes(sourceType: string, targetType: string): string[] {
+    return [...this.registry.paramsFor(sourceType).values()]
+      .filter((p) => p.type === 'reference' && p.target?.includes(targetType))
+      .map((p) => p.code);
+  }
+
+  /** True when `code` is a reference parameter of `sourceType` that may point at `targetType`. */
+  canTarget(sourceType: string, code: string, targetType: string): boolean {
+    const param = this.registry.get(sourceType, code);
+    return param?.type === 'reference' && (!param.target || param.target.includes(targetType));
+  }
+
+  /** `_reference` values of a reverse reference from `sourceType`: its reference parameters, as an enum. */
+  referenceEnum(sourceType: string): GraphQLEnumType | undefined {
+    let e = this.referenceEnums.get(sourceType);
+    if (e === undefined) {
+      const values: GraphQLEnumValueConfigMap = {};
+      for (const param of this.registry.paramsFor(sourceType).values()) {
+        const name = argName(param.code);
+        if (param.type === 'reference' && GRAPHQL_NAME.test(name) && !(name in values)) {
+          values[name] = { value: param.code };
+        }
+      }
+      e =
+        Object.keys(values).length > 0
+          ? new GraphQLEnumType({ name: `${sourceType}ReferenceParameter`, values })
+          : null;
+      this.referenceEnums.set(sourceType, e);
+    }
+    return e ?? undefined;
+  }
+
+  /**
+   * The FHIR search query of a list field's arguments: each search parameter argument by its
+   * code; the control arguments as they are. Null and undefined arguments are left out.
+   */
+  toSearchParams(resourceType: string, args: Record<string, unknown>): URLSearchParams {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(args)) {
+      if (value === null || value === undefined || name === '_reference' || name === '_cursor') {
+        continue;
+      }
+      const code = (LIST_CONTROL_ARGS as readonly string[]).includes(name) ? name : this.code(resourceType, name);
+      if (code) {
+        params.append(code, String(value));
+      }
+    }
+    return params;
+  }
+}
