@@ -1,5 +1,6 @@
 import type { TypedValue } from '../extract/evaluate.js';
 import type { RowSet } from '../index/rows.js';
+import { phoneticKeys } from '../values/phonetic.js';
 import { MAX_INDEXED_STRING, normalizeString } from '../values/strings.js';
 
 const NAME_PARTS = ['family', 'given', 'prefix', 'suffix', 'text'];
@@ -7,6 +8,12 @@ const ADDRESS_PARTS = ['line', 'city', 'district', 'state', 'postalCode', 'count
 
 function add(rows: RowSet, code: string, grp: number, text: unknown): void {
   if (typeof text !== 'string' || text.trim() === '') return;
+  if (code === 'phonetic') {
+    for (const key of phoneticKeys(text)) {
+      rows.string.push({ code, grp, values: [key, null], sortLow: key, sortHigh: key });
+    }
+    return;
+  }
   const value = normalizeString(text);
   rows.string.push({
     code,

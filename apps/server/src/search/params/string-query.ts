@@ -1,5 +1,6 @@
 import { badRequest, fail, Operator } from '@hearth/core';
 import { unescapeValue } from '../query/context.js';
+import { phoneticKeys } from '../values/phonetic.js';
 import { escapeLike, normalizeString } from '../values/strings.js';
 import { anyOf, type KindQuery } from './match.js';
 
@@ -9,6 +10,10 @@ import { anyOf, type KindQuery } from './match.js';
  * trigram index); `:text` at the start of any word.
  */
 export const stringQuery: KindQuery = (ctx, x, items, filter, param, modifier) => {
+  if (param.code === 'phonetic' && !modifier) {
+    const keys = items.flatMap((item) => phoneticKeys(unescapeValue(item.text)));
+    return { kind: 'string', code: param.code, predicate: `${x}.value = ANY(${ctx.bind(keys, 'text[]')})` };
+  }
   const preds = items.map((item) => {
     const raw = unescapeValue(item.text);
     const norm = normalizeString(raw);

@@ -200,6 +200,11 @@ describe('string', () => {
     expect(await find('Patient?given=paul')).toEqual(['smith']);
     expect(await find('Patient?address-city=zur')).toEqual(['muller']);
   });
+  it('matches names by sound with phonetic', async () => {
+    expect(await find('Patient?phonetic=smyth')).toEqual(['smith', 'smythe']);
+    expect(await find('Patient?phonetic=pol')).toEqual(['smith']);
+    expect(await find('Patient?phonetic=mueler')).toEqual(['muller']);
+  });
   it('supports :exact, :contains and OR', async () => {
     expect(await find('Patient?family:exact=Smith')).toEqual(['smith']);
     expect(await find('Patient?family:exact=smith')).toEqual([]);
