@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
 import { registerAuthCommands } from './commands/auth.js';
+import { registerImportCommand } from './commands/import.js';
 import { registerRestCommands } from './commands/rest.js';
 
 export function createProgram(): Command {
@@ -22,5 +23,6 @@ export function createProgram(): Command {
     );
   registerAuthCommands(program);
   registerRestCommands(program);
+  registerImportCommand(program);
   return program;
 }
