@@ -605,23 +605,31 @@ export class Repository {
     if (!guard) {
       return;
     }
+    // One query per type and project, not per row: a transaction Bundle writes hundreds at once.
+    const groups = new Map<string, StoredVersion[]>();
     for (const v of versions) {
       if (v.deleted || !guard.writeCondition(v.resourceType, 'r', () => 'NULL')) {
         continue;
       }
-      const row = await selectCurrent(
+      const key = `${v.resourceType}|${v.projectId}`;
+      groups.set(key, [...(groups.get(key) ?? []), v]);
+    }
+    for (const group of groups.values()) {
+      const { resourceType, projectId } = group[0];
+      const rows = await selectCurrentMany(
         client,
-        v.resourceType,
-        v.id,
-        [v.projectId],
-        false,
-        this.writableBy(v.resourceType),
+        resourceType,
+        group.map((v) => v.id),
+        [projectId],
+        this.writableBy(resourceType),
       );
-      if (!row) {
-        fail(forbiddenWith(`The ${v.resourceType} as written would be outside what this access policy allows`));
+      const found = new Set(rows.map((r) => r.id));
+      if (group.some((v) => !found.has(v.id))) {
+        fail(forbiddenWith(`The ${resourceType} as written would be outside what this access policy allows`));
       }
     }
   }
+
 }
 
 function currentRowToVersion(row: CurrentRow): StoredVersion {
