@@ -612,7 +612,12 @@ export class Repository {
         continue;
       }
       const key = `${v.resourceType}|${v.projectId}`;
-      groups.set(key, [...(groups.get(key) ?? []), v]);
+      const group = groups.get(key);
+      if (group) {
+        group.push(v);
+      } else {
+        groups.set(key, [v]);
+      }
     }
     for (const group of groups.values()) {
       const { resourceType, projectId } = group[0];
@@ -629,7 +634,6 @@ export class Repository {
       }
     }
   }
-
 }
 
 function currentRowToVersion(row: CurrentRow): StoredVersion {
