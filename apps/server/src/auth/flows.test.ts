@@ -9,7 +9,9 @@ let smtp: TestSmtpServer;
 
 beforeAll(async () => {
   smtp = await startTestSmtpServer();
-  t = await createTestApp({ config: { smtpHost: '127.0.0.1', smtpPort: smtp.port, appBaseUrl: 'https://app.example.org/' } });
+  t = await createTestApp({
+    config: { smtpHost: '127.0.0.1', smtpPort: smtp.port, appBaseUrl: 'https://app.example.org/' },
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -60,7 +62,11 @@ describe('registration', () => {
   it('is switched off by config', async () => {
     const closed = await createTestApp({ db: t.db, config: { registrationEnabled: false } });
     try {
-      const res = await closed.app.inject({ method: 'POST', url: '/auth/newuser', payload: { firstName: 'a', lastName: 'b', email: 'x@example.com', password: 'long enough pw' } });
+      const res = await closed.app.inject({
+        method: 'POST',
+        url: '/auth/newuser',
+        payload: { firstName: 'a', lastName: 'b', email: 'x@example.com', password: 'long enough pw' },
+      });
       expect(res.statusCode).toBe(403);
     } finally {
       await closed.close();
@@ -87,7 +93,13 @@ describe('Project/$init', () => {
       method: 'POST',
       url: '/fhir/R4/Project/$init',
       headers: { ...t.authHeaders, 'content-type': 'application/fhir+json' },
-      payload: { resourceType: 'Parameters', parameter: [{ name: 'name', valueString: 'X' }, { name: 'ownerEmail', valueString: 'other@example.com' }] },
+      payload: {
+        resourceType: 'Parameters',
+        parameter: [
+          { name: 'name', valueString: 'X' },
+          { name: 'ownerEmail', valueString: 'other@example.com' },
+        ],
+      },
     });
     expect(res.statusCode).toBe(403);
   });
@@ -99,8 +111,26 @@ describe('passwords', () => {
     await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'P' });
     const tokens = await signIn(t.app, 'changer@example.com', 'first password 1');
     const headers = { authorization: `Bearer ${tokens.access_token}` };
-    expect((await json('POST', '/auth/changepassword', { oldPassword: 'wrong one!!', newPassword: 'second password 2' }, headers)).statusCode).toBe(400);
-    expect((await json('POST', '/auth/changepassword', { oldPassword: 'first password 1', newPassword: 'second password 2' }, headers)).statusCode).toBe(200);
+    expect(
+      (
+        await json(
+          'POST',
+          '/auth/changepassword',
+          { oldPassword: 'wrong one!!', newPassword: 'second password 2' },
+          headers,
+        )
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (
+        await json(
+          'POST',
+          '/auth/changepassword',
+          { oldPassword: 'first password 1', newPassword: 'second password 2' },
+          headers,
+        )
+      ).statusCode,
+    ).toBe(200);
     await expect(signIn(t.app, 'changer@example.com', 'first password 1')).rejects.toThrow();
     expect((await signIn(t.app, 'changer@example.com', 'second password 2')).access_token).toBeTruthy();
   });
@@ -114,9 +144,16 @@ describe('passwords', () => {
     const match = /https:\/\/app\.example\.org\/setpassword\/([\w-]+)\/([\w-]+)/.exec(emailText(mail.raw));
     expect(match).not.toBeNull();
     const [, id, secret] = match as RegExpExecArray;
-    expect((await json('POST', '/auth/setpassword', { id, secret: secret + 'x', password: 'brand new password' })).statusCode).toBe(400);
-    expect((await json('POST', '/auth/setpassword', { id, secret, password: 'brand new password' })).statusCode).toBe(200);
-    expect((await json('POST', '/auth/setpassword', { id, secret, password: 'another new password' })).statusCode).toBe(400);
+    expect(
+      (await json('POST', '/auth/setpassword', { id, secret: secret + 'x', password: 'brand new password' }))
+        .statusCode,
+    ).toBe(400);
+    expect((await json('POST', '/auth/setpassword', { id, secret, password: 'brand new password' })).statusCode).toBe(
+      200,
+    );
+    expect((await json('POST', '/auth/setpassword', { id, secret, password: 'another new password' })).statusCode).toBe(
+      400,
+    );
     expect((await signIn(t.app, t.testProject.email, 'brand new password')).access_token).toBeTruthy();
     t.testProject.password = 'brand new password';
   });
@@ -132,20 +169,40 @@ describe('TOTP second factor', () => {
     expect(status.enrolled).toBe(false);
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
     expect((await json('POST', '/auth/mfa/enroll', { token: '000000' }, headers)).statusCode).toBe(400);
-    expect((await json('POST', '/auth/mfa/enroll', { token: authenticator.generate(secret) }, headers)).statusCode).toBe(200);
+    expect(
+      (await json('POST', '/auth/mfa/enroll', { token: authenticator.generate(secret) }, headers)).statusCode,
+    ).toBe(200);
 
     const pkce = pkcePair();
-    const login = await json('POST', '/auth/login', { email: 'mfa.user@example.com', password: 'mfa user password', codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    const login = await json('POST', '/auth/login', {
+      email: 'mfa.user@example.com',
+      password: 'mfa user password',
+      codeChallenge: pkce.challenge,
+      codeChallengeMethod: 'S256',
+    });
     expect(login.json()).toEqual({ login: login.json().login, mfaRequired: true });
-    const verified = await json('POST', '/auth/mfa/verify', { login: login.json().login, token: authenticator.generate(secret) });
+    const verified = await json('POST', '/auth/mfa/verify', {
+      login: login.json().login,
+      token: authenticator.generate(secret),
+    });
     expect(verified.statusCode).toBe(200);
     expect(verified.json().code).toBeTruthy();
 
-    const again = await json('POST', '/auth/login', { email: 'mfa.user@example.com', password: 'mfa user password', codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    const again = await json('POST', '/auth/login', {
+      email: 'mfa.user@example.com',
+      password: 'mfa user password',
+      codeChallenge: pkce.challenge,
+      codeChallengeMethod: 'S256',
+    });
     for (let i = 0; i < 5; i++) {
-      expect((await json('POST', '/auth/mfa/verify', { login: again.json().login, token: '000000' })).statusCode).toBe(400);
+      expect((await json('POST', '/auth/mfa/verify', { login: again.json().login, token: '000000' })).statusCode).toBe(
+        400,
+      );
     }
-    const late = await json('POST', '/auth/mfa/verify', { login: again.json().login, token: authenticator.generate(secret) });
+    const late = await json('POST', '/auth/mfa/verify', {
+      login: again.json().login,
+      token: authenticator.generate(secret),
+    });
     expect(late.statusCode).toBe(400);
   });
 
@@ -153,14 +210,26 @@ describe('TOTP second factor', () => {
     const { res } = await register('enrol.me@example.com', 'enrol me password');
     const project = (await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'Strict' })).json();
     expect(project.code).toBeTruthy();
-    const me = (await json('GET', '/auth/me', undefined, { authorization: `Bearer ${(await signIn(t.app, 'enrol.me@example.com', 'enrol me password')).access_token}` })).json();
+    const me = (
+      await json('GET', '/auth/me', undefined, {
+        authorization: `Bearer ${(await signIn(t.app, 'enrol.me@example.com', 'enrol me password')).access_token}`,
+      })
+    ).json();
     const repo = t.services.systemRepo(me.project.id);
     await repo.updateResource({ ...me.project, setting: [{ name: 'mfaRequired', valueBoolean: true }] });
     const pkce = pkcePair();
-    const login = await json('POST', '/auth/login', { email: 'enrol.me@example.com', password: 'enrol me password', codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    const login = await json('POST', '/auth/login', {
+      email: 'enrol.me@example.com',
+      password: 'enrol me password',
+      codeChallenge: pkce.challenge,
+      codeChallengeMethod: 'S256',
+    });
     expect(login.json().mfaEnrollRequired).toBe(true);
     const secret = new URL(login.json().enrollQrCode).searchParams.get('secret') as string;
-    const enrolled = await json('POST', '/auth/mfa/login-enroll', { login: login.json().login, token: authenticator.generate(secret) });
+    const enrolled = await json('POST', '/auth/mfa/login-enroll', {
+      login: login.json().login,
+      token: authenticator.generate(secret),
+    });
     expect(enrolled.json().code).toBeTruthy();
   });
 });

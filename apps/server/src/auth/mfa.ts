@@ -79,5 +79,7 @@ export async function verifyLoginTotp(deps: AuthDeps, login: Login, user: User, 
     }
     fail(badRequest('Invalid MFA token', 'token'));
   }
-  return (await deps.systemRepo().updateResource({ ...login, mfaVerified: true }, { ifMatch: Number(login.meta?.versionId) })).resource;
+  return (
+    await deps.systemRepo().updateResource({ ...login, mfaVerified: true }, { ifMatch: Number(login.meta?.versionId) })
+  ).resource;
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Resource } from '@hearth/core';
 import type { Services } from '../services.js';
-import { createProject, createUser } from '../auth/projects.js';
+import { createMembership, createProfile, createProject, createUser, referenceTo } from '../auth/projects.js';
 import type { TokenResponse } from '../auth/tokens.js';
 import type { ClientApplication, Project, ProjectMembership, User } from '../auth/types.js';
 
@@ -100,6 +100,55 @@ export async function createTestProject(
     client: created.client,
     tokens,
     token: tokens.access_token,
+    headers: { authorization: `Bearer ${tokens.access_token}` },
+  };
+}
+
+export interface TestMember {
+  user: User;
+  email: string;
+  password: string;
+  membership: ProjectMembership;
+  profile: Resource;
+  tokens: TokenResponse;
+  headers: { authorization: string };
+}
+
+/**
+ * A user added to a project (what an admin invite does), with a profile of the given type and
+ * the membership fields given (accessPolicy, access, admin), signed in with `scope` when given.
+ */
+export async function addTestMember(
+  app: FastifyInstance,
+  services: Services,
+  projectId: string,
+  options: {
+    profileType?: 'Practitioner' | 'Patient' | 'RelatedPerson';
+    profile?: Resource;
+    membership?: Partial<ProjectMembership>;
+    scope?: string;
+  } = {},
+): Promise<TestMember> {
+  const deps = services.auth.deps;
+  const email = `member-${randomBytes(6).toString('hex')}@example.com`;
+  const password = `pw-${randomBytes(9).toString('base64url')}`;
+  const user = await createUser(deps, { firstName: 'Test', lastName: 'Member', email, password });
+  const profile =
+    options.profile ??
+    (await createProfile(deps, projectId, options.profileType ?? 'Practitioner', 'Test', 'Member', email));
+  const membership = await createMembership(deps, projectId, {
+    user: { reference: `User/${user.id}` },
+    profile: referenceTo(profile),
+    ...options.membership,
+  });
+  const tokens = await signIn(app, email, password, options.scope ? { scope: options.scope } : {});
+  return {
+    user,
+    email,
+    password,
+    membership,
+    profile,
+    tokens,
     headers: { authorization: `Bearer ${tokens.access_token}` },
   };
 }

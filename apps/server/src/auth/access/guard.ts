@@ -14,6 +14,23 @@ export interface GuardOptions {
   restricted: boolean;
 }
 
+/**
+ * Builds a condition with parameters bound only if they survive: layers are composed (AND, OR,
+ * FALSE short-circuits) after their parts were built, so values are first collected behind
+ * markers and bound, in order, for the markers left in the final text.
+ */
+const MARK = '\u0001';
+const MARKER = new RegExp(`${MARK}(\\d+)${MARK}`, 'g');
+
+function bindSurviving(param: SqlParam, build: (param: SqlParam) => string | undefined): string | undefined {
+  const values: unknown[] = [];
+  const text = build((value) => {
+    values.push(value);
+    return `${MARK}${values.length - 1}${MARK}`;
+  });
+  return text?.replace(MARKER, (_m, i: string) => param(values[Number(i)]));
+}
+
 /** The securityContext reference of a Binary row, from its stored JSON. */
 function securityContextRef(alias: string): string {
   return `(nullif(${alias}.content, '')::jsonb->'securityContext'->>'reference')`;
@@ -52,6 +69,15 @@ export class LayeredGuard implements AccessGuard {
     alias: string,
     param: SqlParam,
   ): string | undefined {
+    return bindSurviving(param, (p) => this.buildReadCondition(resourceType, interaction, alias, p));
+  }
+
+  private buildReadCondition(
+    resourceType: string | undefined,
+    interaction: AccessInteraction,
+    alias: string,
+    param: SqlParam,
+  ): string | undefined {
     const base = this.plainCondition(resourceType, interaction, alias, param);
     if (!this.options.restricted || base === FALSE || (resourceType !== undefined && resourceType !== 'Binary')) {
       return base;
@@ -68,11 +94,13 @@ export class LayeredGuard implements AccessGuard {
   }
 
   writeCondition(resourceType: string, alias: string, param: SqlParam): string | undefined {
-    return allOf(
-      this.layers.map((l) => {
-        const allowed = WRITE_INTERACTIONS.filter((i) => l.allows(resourceType, i));
-        return anyOf(allowed.map((i) => l.condition(resourceType, i, alias, param)));
-      }),
+    return bindSurviving(param, (p) =>
+      allOf(
+        this.layers.map((l) => {
+          const allowed = WRITE_INTERACTIONS.filter((i) => l.allows(resourceType, i));
+          return anyOf(allowed.map((i) => l.condition(resourceType, i, alias, p)));
+        }),
+      ),
     );
   }
 

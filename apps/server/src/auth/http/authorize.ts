@@ -3,7 +3,15 @@ import { fail, forbiddenWith, isValidId } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { auditLogin } from '../audit.js';
 import { assertNotLocked, recordFailure, recordSuccess } from '../brute-force.js';
-import { chooseMembershipById, loadClient, readPendingLogin, registeredRedirectUris, startLogin, type LoginParams, type LoginResponse } from '../login-flow.js';
+import {
+  chooseMembershipById,
+  loadClient,
+  readPendingLogin,
+  registeredRedirectUris,
+  startLogin,
+  type LoginParams,
+  type LoginResponse,
+} from '../login-flow.js';
 import { verifyPassword } from '../passwords.js';
 import { findUserByEmail, readByReference } from '../store.js';
 import type { ClientApplication, Login, Project, User } from '../types.js';
@@ -14,10 +22,24 @@ import { verifyLoginTotp } from '../mfa.js';
 type Fields = Record<string, string | undefined>;
 
 /** The authorization request parameters carried through the sign-in pages (RFC 6749 §4.1.1, SMART). */
-const CARRIED = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'nonce', 'launch', 'aud'];
+const CARRIED = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'launch',
+  'aud',
+];
 
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 }
 
 function page(title: string, body: string): string {
@@ -49,7 +71,11 @@ function sendHtml(reply: FastifyReply, status: number, html: string): FastifyRep
     .send(html);
 }
 
-function redirectWith(reply: FastifyReply, redirectUri: string, params: Record<string, string | undefined>): FastifyReply {
+function redirectWith(
+  reply: FastifyReply,
+  redirectUri: string,
+  params: Record<string, string | undefined>,
+): FastifyReply {
   const url = new URL(redirectUri);
   for (const [k, v] of Object.entries(params)) {
     if (v !== undefined) {
@@ -87,23 +113,43 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       client = undefined;
     }
     if (!client) {
-      return sendHtml(reply, 400, page('Sign-in error', '<h1>Unknown client</h1><p class="error">The application is not registered.</p>'));
+      return sendHtml(
+        reply,
+        400,
+        page('Sign-in error', '<h1>Unknown client</h1><p class="error">The application is not registered.</p>'),
+      );
     }
     const redirect = fields.redirect_uri;
     if (!redirect || !registeredRedirectUris(client).includes(redirect)) {
-      return sendHtml(reply, 400, page('Sign-in error', '<h1>Invalid redirect URI</h1><p class="error">redirect_uri does not match a redirect URI registered for this application.</p>'));
+      return sendHtml(
+        reply,
+        400,
+        page(
+          'Sign-in error',
+          '<h1>Invalid redirect URI</h1><p class="error">redirect_uri does not match a redirect URI registered for this application.</p>',
+        ),
+      );
     }
-    const refuse = (error: string, description: string) => redirectWith(reply, redirect, { error, error_description: description, state: fields.state });
+    const refuse = (error: string, description: string) =>
+      redirectWith(reply, redirect, { error, error_description: description, state: fields.state });
     if (fields.response_type !== 'code') {
       return refuse('unsupported_response_type', 'response_type must be code');
     }
     if (!fields.code_challenge && !client.pkceOptional) {
       return refuse('invalid_request', 'code_challenge is required (PKCE)');
     }
-    if (fields.code_challenge && fields.code_challenge_method && !['S256', 'plain'].includes(fields.code_challenge_method)) {
+    if (
+      fields.code_challenge &&
+      fields.code_challenge_method &&
+      !['S256', 'plain'].includes(fields.code_challenge_method)
+    ) {
       return refuse('invalid_request', 'code_challenge_method must be S256 or plain');
     }
-    if (fields.aud && fields.aud.replace(/\/$/, '') !== fhirBase && fields.aud.replace(/\/$/, '') !== `${deps.config.baseUrl}api/fhir/R4`) {
+    if (
+      fields.aud &&
+      fields.aud.replace(/\/$/, '') !== fhirBase &&
+      fields.aud.replace(/\/$/, '') !== `${deps.config.baseUrl}api/fhir/R4`
+    ) {
       return refuse('invalid_request', `aud must be this server's FHIR base URL (${fhirBase})`);
     }
     if (fields.launch && !isValidId(fields.launch)) {
@@ -123,7 +169,12 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     );
   }
 
-  async function finish(reply: FastifyReply, fields: Fields, client: ClientApplication, result: LoginResponse): Promise<FastifyReply> {
+  async function finish(
+    reply: FastifyReply,
+    fields: Fields,
+    client: ClientApplication,
+    result: LoginResponse,
+  ): Promise<FastifyReply> {
     if (result.code) {
       return redirectWith(reply, fields.redirect_uri as string, { code: result.code, state: fields.state });
     }
@@ -131,16 +182,30 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       return sendHtml(
         reply,
         200,
-        page('Verify', `<h1>Enter your authenticator code</h1><form method="post" action="authorize/mfa">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}
-<label for="token">Code</label><input id="token" name="token" type="text" inputmode="numeric" autocomplete="one-time-code" required><button type="submit">Verify</button></form>`),
+        page(
+          'Verify',
+          `<h1>Enter your authenticator code</h1><form method="post" action="authorize/mfa">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}
+<label for="token">Code</label><input id="token" name="token" type="text" inputmode="numeric" autocomplete="one-time-code" required><button type="submit">Verify</button></form>`,
+        ),
       );
     }
     if (result.mfaEnrollRequired) {
-      return sendHtml(reply, 403, page('Sign-in error', '<h1>Second factor required</h1><p class="error">Enrol an authenticator in the Hearth app first.</p>'));
+      return sendHtml(
+        reply,
+        403,
+        page(
+          'Sign-in error',
+          '<h1>Second factor required</h1><p class="error">Enrol an authenticator in the Hearth app first.</p>',
+        ),
+      );
     }
     const memberships = result.memberships ?? [];
     if (memberships.length === 0) {
-      return redirectWith(reply, fields.redirect_uri as string, { error: 'access_denied', error_description: 'No project membership fits this application', state: fields.state });
+      return redirectWith(reply, fields.redirect_uri as string, {
+        error: 'access_denied',
+        error_description: 'No project membership fits this application',
+        state: fields.state,
+      });
     }
     const projects = new Map<string, string>();
     for (const m of memberships) {
@@ -148,12 +213,18 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       projects.set(m.id as string, `${p?.name ?? 'Project'} — ${m.profile.display ?? m.profile.reference}`);
     }
     const choices = memberships
-      .map((m, i) => `<label class="choice"><input type="radio" name="profile" value="${escapeHtml(m.id as string)}"${i === 0 ? ' checked' : ''}> ${escapeHtml(projects.get(m.id as string) ?? '')}</label>`)
+      .map(
+        (m, i) =>
+          `<label class="choice"><input type="radio" name="profile" value="${escapeHtml(m.id as string)}"${i === 0 ? ' checked' : ''}> ${escapeHtml(projects.get(m.id as string) ?? '')}</label>`,
+      )
       .join('');
     return sendHtml(
       reply,
       200,
-      page('Choose a profile', `<h1>Choose a profile</h1><form method="post" action="authorize/profile">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}${choices}<button type="submit">Continue</button></form>`),
+      page(
+        'Choose a profile',
+        `<h1>Choose a profile</h1><form method="post" action="authorize/profile">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}${choices}<button type="submit">Continue</button></form>`,
+      ),
     );
   }
 
@@ -188,7 +259,14 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     const user = email ? await findUserByEmail(deps.pool, email) : undefined;
     if (!(await verifyPassword(fields.password ?? '', user?.passwordHash))) {
       await recordFailure(deps, email);
-      await auditLogin(deps, { outcome: 'failure', email, userId: user?.id, method: 'authorize', reason: 'invalid password', ...info });
+      await auditLogin(deps, {
+        outcome: 'failure',
+        email,
+        userId: user?.id,
+        method: 'authorize',
+        reason: 'invalid password',
+        ...info,
+      });
       return sendHtml(reply, 400, signInPage(client, fields, 'Email or password is invalid'));
     }
     await recordSuccess(deps, email);

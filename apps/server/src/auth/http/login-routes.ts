@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, fail, isValidId, notFoundWith, type Resource } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { auditLogin } from '../audit.js';
@@ -51,42 +51,36 @@ export async function loginRoutes(app: FastifyInstance, auth: AuthModule): Promi
   });
 
   // GET /auth/login/{login}: the state of a sign-in in progress.
-  app.get(
-    '/auth/login/:login',
-    async (request: import('fastify').FastifyRequest<{ Params: { login: string } }>, reply) => {
-      const id = request.params.login;
-      const login = isValidId(id) ? await readByReference<Login>(deps.pool, `Login/${id}`) : undefined;
-      if (!login || login.granted || login.revoked) {
-        fail(notFoundWith('Login not found'));
-      }
-      const client = login.client
-        ? await readByReference<ClientApplication>(deps.pool, login.client.reference)
-        : undefined;
-      return sendNoStore(reply, 200, {
-        id: login.id,
-        user: login.user,
-        client: client ? { id: client.id, name: client.name } : undefined,
-        project: login.project,
-        scope: login.scope,
-        mfaVerified: login.mfaVerified === true,
-        membership: login.membership,
-      });
-    },
-  );
+  app.get('/auth/login/:login', async (request: FastifyRequest<{ Params: { login: string } }>, reply) => {
+    const id = request.params.login;
+    const login = isValidId(id) ? await readByReference<Login>(deps.pool, `Login/${id}`) : undefined;
+    if (!login || login.granted || login.revoked) {
+      fail(notFoundWith('Login not found'));
+    }
+    const client = login.client
+      ? await readByReference<ClientApplication>(deps.pool, login.client.reference)
+      : undefined;
+    return sendNoStore(reply, 200, {
+      id: login.id,
+      user: login.user,
+      client: client ? { id: client.id, name: client.name } : undefined,
+      project: login.project,
+      scope: login.scope,
+      mfaVerified: login.mfaVerified === true,
+      membership: login.membership,
+    });
+  });
 
   // GET /auth/clientinfo/{clientId}: what a sign-in page shows about the client.
-  app.get(
-    '/auth/clientinfo/:clientId',
-    async (request: import('fastify').FastifyRequest<{ Params: { clientId: string } }>, reply) => {
-      const client = await loadClient(deps, request.params.clientId);
-      return reply.send({
-        clientId: client?.id,
-        name: client?.name,
-        description: client?.description,
-        welcomeString: (client as { signInForm?: { welcomeString?: string } } | undefined)?.signInForm?.welcomeString,
-      });
-    },
-  );
+  app.get('/auth/clientinfo/:clientId', async (request: FastifyRequest<{ Params: { clientId: string } }>, reply) => {
+    const client = await loadClient(deps, request.params.clientId);
+    return reply.send({
+      clientId: client?.id,
+      name: client?.name,
+      description: client?.description,
+      welcomeString: (client as { signInForm?: { welcomeString?: string } } | undefined)?.signInForm?.welcomeString,
+    });
+  });
 
   // POST /auth/method {email}: how this email's domain signs in (password, or an external IdP).
   app.post('/auth/method', async (request, reply) => {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { allOk, badRequest, fail } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { nextStep, readPendingLogin } from '../login-flow.js';
@@ -11,7 +11,7 @@ import { objectBody, sendNoStore } from './common.js';
 export async function mfaRoutes(app: FastifyInstance, auth: AuthModule): Promise<void> {
   const deps = auth.deps;
 
-  async function currentUser(request: import('fastify').FastifyRequest): Promise<User> {
+  async function currentUser(request: FastifyRequest): Promise<User> {
     const caller = await auth.authenticator.require(request);
     const user = await readByReference<User>(deps.pool, `User/${caller.user.id}`);
     if (!user || user.resourceType !== 'User') {

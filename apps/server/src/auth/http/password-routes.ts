@@ -81,7 +81,9 @@ export async function passwordRoutes(app: FastifyInstance, auth: AuthModule): Pr
     const id = requiredString(body, 'id');
     const secret = requiredString(body, 'secret');
     const password = checkNewPassword(body.password);
-    const usr = isValidId(id) ? await readByReference<UserSecurityRequest>(deps.pool, `UserSecurityRequest/${id}`) : undefined;
+    const usr = isValidId(id)
+      ? await readByReference<UserSecurityRequest>(deps.pool, `UserSecurityRequest/${id}`)
+      : undefined;
     if (!usr || !secretsEqual(secret, usr.secret)) {
       fail(badRequest('Invalid or expired link', 'secret'));
     }

@@ -3,7 +3,14 @@ import { badRequest, fail, forbiddenWith, isValidId } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { chooseMembership, loadClient, readPendingLogin, startLogin } from '../login-flow.js';
 import { checkNewPassword } from '../passwords.js';
-import { createMembership, createProfile, createProject, createUser, normalizeEmail, referenceTo } from '../projects.js';
+import {
+  createMembership,
+  createProfile,
+  createProject,
+  createUser,
+  normalizeEmail,
+  referenceTo,
+} from '../projects.js';
 import { readByReference } from '../store.js';
 import type { Project, User } from '../types.js';
 import { loginParams, objectBody, optionalString, requestInfo, requiredString, sendNoStore } from './common.js';
@@ -17,7 +24,9 @@ export async function registerRoutes(app: FastifyInstance, auth: AuthModule): Pr
     if (!projectId) {
       return undefined;
     }
-    const project = isValidId(projectId) ? await readByReference<Project>(deps.pool, `Project/${projectId}`) : undefined;
+    const project = isValidId(projectId)
+      ? await readByReference<Project>(deps.pool, `Project/${projectId}`)
+      : undefined;
     if (!project?.defaultPatientAccessPolicy) {
       fail(forbiddenWith('This project does not take patient registrations'));
     }
@@ -54,7 +63,11 @@ export async function registerRoutes(app: FastifyInstance, auth: AuthModule): Pr
     if (!user || user.resourceType !== 'User' || user.project) {
       fail(badRequest('Only a server user can create a project', 'login'));
     }
-    const created = await createProject(deps, { name: projectName, description: optionalString(body, 'description'), owner: user });
+    const created = await createProject(deps, {
+      name: projectName,
+      description: optionalString(body, 'description'),
+      owner: user,
+    });
     return sendNoStore(reply, 200, await chooseMembership(deps, login, created.membership));
   });
 

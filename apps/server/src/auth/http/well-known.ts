@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthModule } from '../module.js';
 
 const SCOPES = [
@@ -75,7 +75,7 @@ export async function wellKnownRoutes(app: FastifyInstance, auth: AuthModule, fh
     }),
   );
 
-  const smart = async (_request: unknown, reply: import('fastify').FastifyReply) =>
+  const smart = async (_request: unknown, reply: FastifyReply) =>
     reply.send({
       ...endpoints,
       grant_types_supported: grants,

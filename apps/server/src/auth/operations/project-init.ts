@@ -52,7 +52,10 @@ export function projectInitOperation(auth: AuthModule): OperationDefinitionEntry
           (await findUserByEmail(auth.deps.pool, email)) ??
           (await createUser(auth.deps, { firstName: email.split('@')[0], lastName: '', email }));
       } else {
-        owner = caller.user.resourceType === 'User' ? await readByReference<User>(auth.deps.pool, `User/${caller.user.id}`) : undefined;
+        owner =
+          caller.user.resourceType === 'User'
+            ? await readByReference<User>(auth.deps.pool, `User/${caller.user.id}`)
+            : undefined;
         if (!owner || owner.project) {
           fail(forbiddenWith('Project/$init needs a signed-in server user (or ownerEmail, for super admins)'));
         }

@@ -1,0 +1,317 @@
+/**
+ * Two projects with look-alike data; a member of A tries every way into B. Each attempt must
+ * come back empty, 404, or forbidden, and B must be unchanged afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Resource } from '@hearth/core';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { createTestProject, type TestProject } from '../test/auth.js';
+
+const FHIR = 'application/fhir+json';
+let t: TestApp;
+let a: TestProject;
+let b: TestProject;
+const ids: Record<'a' | 'b', { patient: string; obs: string; binary: string; org: string }> = {
+  a: { patient: '', obs: '', binary: '', org: '' },
+  b: { patient: '', obs: '', binary: '', org: '' },
+};
+
+async function create(p: TestProject, resource: Resource): Promise<Resource & { id: string }> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/fhir/R4/${resource.resourceType}`,
+    headers: { ...p.headers, 'content-type': FHIR },
+    payload: resource,
+  });
+  expect(res.statusCode).toBe(201);
+  return res.json();
+}
+
+async function seed(p: TestProject, key: 'a' | 'b'): Promise<void> {
+  const org = await create(p, { resourceType: 'Organization', name: 'Lookalike Clinic' });
+  const patient = await create(p, {
+    resourceType: 'Patient',
+    identifier: [{ system: 'urn:test', value: `lookalike-${key}` }],
+    name: [{ family: 'Lookalike', given: ['Pat'] }],
+    managingOrganization: { reference: `Organization/${org.id}` },
+  });
+  const obs = await create(p, {
+    resourceType: 'Observation',
+    status: 'final',
+    code: { coding: [{ system: 'http://loinc.org', code: '1234-5' }] },
+    subject: { reference: `Patient/${patient.id}` },
+  });
+  const binary = await t.app.inject({
+    method: 'POST',
+    url: '/fhir/R4/Binary',
+    headers: { ...p.headers, 'content-type': 'text/plain' },
+    payload: `secret of ${key}`,
+  });
+  expect(binary.statusCode).toBe(201);
+  ids[key] = { patient: patient.id, obs: obs.id, binary: binary.json().id, org: org.id };
+}
+
+const get = (url: string) => t.app.inject({ url, headers: a.headers });
+const entries = (res: { json: () => { entry?: { resource: Resource }[] } }) => res.json().entry ?? [];
+const bIds = () => Object.values(ids.b);
+
+/**
+ * No data of B in an answer: a Bundle's entries (its links echo the query, which is no leak), a
+ * resource, or an outcome (which may echo the id asked for, but nothing read from B).
+ */
+function assertNoB(body: string): void {
+  expect(body).not.toContain('secret of b');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return;
+  }
+  const walk = (value: unknown): unknown => {
+    if (!value || typeof value !== 'object') {
+      return value;
+    }
+    const r = value as { resourceType?: string; entry?: unknown[]; issue?: unknown };
+    if (r.resourceType === 'OperationOutcome') {
+      return null;
+    }
+    if (r.resourceType === 'Bundle') {
+      return (r.entry ?? []).map((e) => walk((e as { resource?: unknown }).resource ?? null));
+    }
+    if (Array.isArray(value)) {
+      return value.map(walk);
+    }
+    return value;
+  };
+  const data = JSON.stringify(walk(parsed));
+  for (const id of bIds()) {
+    expect(data).not.toContain(id);
+  }
+  expect(data).not.toContain('lookalike-b');
+  expect(data).not.toContain(b.projectId);
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  a = await createTestProject(t.app, t.services, 'Project A');
+  b = await createTestProject(t.app, t.services, 'Project B');
+  await seed(a, 'a');
+  await seed(b, 'b');
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe("a member of project A cannot reach project B's data", () => {
+  it('read and vread answer 404', async () => {
+    for (const [type, id] of [
+      ['Patient', ids.b.patient],
+      ['Observation', ids.b.obs],
+      ['Organization', ids.b.org],
+    ]) {
+      const read = await get(`/fhir/R4/${type}/${id}`);
+      expect(read.statusCode).toBe(404);
+      assertNoB(read.body);
+      const vread = await get(`/fhir/R4/${type}/${id}/_history/1`);
+      expect(vread.statusCode).toBe(404);
+    }
+    expect((await get(`/fhir/R4/Project/${b.projectId}`)).statusCode).toBe(404);
+    expect((await get(`/fhir/R4/ProjectMembership/${b.membership.id}`)).statusCode).toBe(404);
+    expect((await get(`/fhir/R4/ClientApplication/${b.client.id}`)).statusCode).toBe(404);
+    expect((await get(`/fhir/R4/User/${b.user.id}`)).statusCode).toBe(404);
+  });
+
+  it('searches, chains, _include, _revinclude, _has and compartments find only A', async () => {
+    const queries = [
+      'Patient?name=Lookalike',
+      'Patient?identifier=urn:test|lookalike-b',
+      'Observation?code=http://loinc.org|1234-5',
+      'Observation?subject.name=Lookalike',
+      'Observation?subject:Patient.organization.name=Lookalike',
+      `Observation?subject=Patient/${ids.b.patient}`,
+      'Observation?_include=Observation:subject',
+      'Patient?_revinclude=Observation:subject',
+      'Patient?_include=Patient:organization',
+      'Patient?_has:Observation:subject:code=1234-5',
+      `Patient/${ids.b.patient}/Observation`,
+      `Patient/${ids.b.patient}/*`,
+      '?_type=Patient,Observation,Organization,Binary',
+      `Patient?_id=${ids.b.patient}`,
+      'Organization?name=Lookalike',
+      'ProjectMembership',
+      'ClientApplication',
+      'Project',
+      'User',
+      'Login',
+      'AuditEvent',
+    ];
+    for (const q of queries) {
+      const res = await get(`/fhir/R4/${q}`);
+      expect([200, 403], q).toContain(res.statusCode);
+      assertNoB(res.body);
+      if (res.statusCode === 200) {
+        for (const e of entries(res)) {
+          // Besides A's own rows, only the shared R4 terminology project is readable.
+          expect([a.projectId, t.services.terminology.projectId], q).toContain(e.resource.meta?.project);
+        }
+      }
+    }
+    // A still finds its own look-alike data through the same paths.
+    expect(entries(await get('/fhir/R4/Observation?subject.name=Lookalike')).length).toBe(1);
+    expect(entries(await get('/fhir/R4/Patient?_revinclude=Observation:subject&name=Lookalike')).length).toBe(2);
+  });
+
+  it('history at instance, type and system level shows only A', async () => {
+    expect((await get(`/fhir/R4/Patient/${ids.b.patient}/_history`)).statusCode).toBe(404);
+    const typeHistory = await get('/fhir/R4/Patient/_history');
+    expect(typeHistory.statusCode).toBe(200);
+    assertNoB(typeHistory.body);
+    const system = await get('/fhir/R4/_history?_count=1000');
+    expect(system.statusCode).toBe(200);
+    assertNoB(system.body);
+  });
+
+  it('batch entries answer 404 for B', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4',
+      headers: { ...a.headers, 'content-type': FHIR },
+      payload: {
+        resourceType: 'Bundle',
+        type: 'batch',
+        entry: [
+          { request: { method: 'GET', url: `Patient/${ids.b.patient}` } },
+          { request: { method: 'GET', url: `Observation?subject=Patient/${ids.b.patient}` } },
+          { request: { method: 'DELETE', url: `Observation/${ids.b.obs}` } },
+          { request: { method: 'GET', url: `Binary/${ids.b.binary}` } },
+        ],
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    assertNoB(res.body);
+    expect(res.json().entry[0].response.status).toMatch(/^404/);
+  });
+
+  it('transaction conditional references do not resolve to B', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4',
+      headers: { ...a.headers, 'content-type': FHIR },
+      payload: {
+        resourceType: 'Bundle',
+        type: 'transaction',
+        entry: [
+          {
+            request: { method: 'POST', url: 'Observation' },
+            resource: {
+              resourceType: 'Observation',
+              status: 'final',
+              code: { text: 'probe' },
+              subject: { reference: 'Patient?identifier=urn:test|lookalike-b' },
+            },
+          },
+        ],
+      },
+    });
+    expect(res.statusCode).toBeGreaterThanOrEqual(400);
+    assertNoB(res.body);
+    const upsert = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4',
+      headers: { ...a.headers, 'content-type': FHIR },
+      payload: {
+        resourceType: 'Bundle',
+        type: 'transaction',
+        entry: [
+          {
+            request: { method: 'PUT', url: 'Patient?identifier=urn:test|lookalike-b' },
+            resource: { resourceType: 'Patient', active: false },
+          },
+        ],
+      },
+    });
+    // Conditional update sees no match in A, so it creates a new Patient in A; B is untouched.
+    expect(upsert.statusCode).toBe(200);
+    assertNoB(upsert.body);
+    expect(upsert.json().entry[0].response.status).toMatch(/^201/);
+    const bPatient = await t.app.inject({ url: `/fhir/R4/Patient/${ids.b.patient}`, headers: b.headers });
+    expect(bPatient.json().meta.versionId).toBe('1');
+  });
+
+  it('PUT, PATCH, DELETE and conditional writes never touch B', async () => {
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: `/fhir/R4/Observation/${ids.b.obs}`,
+      headers: { ...a.headers, 'content-type': FHIR },
+      payload: { resourceType: 'Observation', id: ids.b.obs, status: 'cancelled', code: { text: 'overwritten' } },
+    });
+    // The id is free in A: the PUT creates A's own resource; B's is untouched.
+    expect([201, 409]).toContain(put.statusCode);
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: `/fhir/R4/Patient/${ids.b.patient}`,
+      headers: { ...a.headers, 'content-type': 'application/json-patch+json' },
+      payload: [{ op: 'replace', path: '/active', value: false }],
+    });
+    expect(patch.statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/fhir/R4/Patient/${ids.b.patient}`, headers: a.headers }))
+        .statusCode,
+    ).toBe(404);
+    await t.app.inject({
+      method: 'DELETE',
+      url: '/fhir/R4/Observation?code=http://loinc.org|1234-5&subject.name=Nobody',
+      headers: a.headers,
+    });
+    const condPatch = await t.app.inject({
+      method: 'PATCH',
+      url: '/fhir/R4/Patient?identifier=urn:test|lookalike-b',
+      headers: { ...a.headers, 'content-type': 'application/json-patch+json' },
+      payload: [{ op: 'replace', path: '/active', value: false }],
+    });
+    expect([404, 412]).toContain(condPatch.statusCode);
+
+    // B, reading its own data, sees it unchanged.
+    const bObs = await t.app.inject({ url: `/fhir/R4/Observation/${ids.b.obs}`, headers: b.headers });
+    expect(bObs.json().status).toBe('final');
+    expect(bObs.json().meta.versionId).toBe('1');
+    const bPatient = await t.app.inject({ url: `/fhir/R4/Patient/${ids.b.patient}`, headers: b.headers });
+    expect(bPatient.statusCode).toBe(200);
+    expect(bPatient.json().meta.versionId).toBe('1');
+  });
+
+  it('$validate of a B instance and Binary reads answer 404', async () => {
+    const validate = await get(`/fhir/R4/Patient/${ids.b.patient}/$validate`);
+    expect(validate.statusCode).toBe(404);
+    const binary = await t.app.inject({
+      url: `/fhir/R4/Binary/${ids.b.binary}`,
+      headers: { ...a.headers, accept: '*/*' },
+    });
+    expect(binary.statusCode).toBe(404);
+    assertNoB(binary.body);
+    const everything = await get(`/fhir/R4/Patient/${ids.b.patient}/$everything`);
+    expect([404, 400]).toContain(everything.statusCode);
+    assertNoB(everything.body);
+  });
+
+  it('GraphQL finds only A', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/$graphql',
+      headers: { ...a.headers, 'content-type': 'application/json' },
+      payload: { query: `{ PatientList(name: "Lookalike") { id } Patient(id: "${ids.b.patient}") { id } }` },
+    });
+    if (res.statusCode === 404 && res.body.includes('not supported')) {
+      return; // GraphQL not there yet
+    }
+    // Errors echo the id asked for; the data holds nothing of B.
+    assertNoB(JSON.stringify(res.json().data));
+    expect(res.json().data.Patient).toBeNull();
+    expect(res.json().data.PatientList.length).toBe(1);
+  });
+
+  it("a token of A used with B's project id still acts in A", async () => {
+    const res = await t.app.inject({ url: `/fhir/R4/Patient?_project=${b.projectId}`, headers: a.headers });
+    assertNoB(res.body);
+  });
+});
