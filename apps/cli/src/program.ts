@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
 import { registerAuthCommands } from './commands/auth.js';
+import { registerExportCommand } from './commands/export.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerRestCommands } from './commands/rest.js';
 
@@ -24,5 +25,6 @@ export function createProgram(): Command {
   registerAuthCommands(program);
   registerRestCommands(program);
   registerImportCommand(program);
+  registerExportCommand(program);
   return program;
 }
