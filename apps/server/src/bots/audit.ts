@@ -1,4 +1,4 @@
-import type { Resource } from '@hearth/core';
+import { generateId, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import type { Repository } from '../storage/repository.js';
 
@@ -77,17 +77,69 @@ export function buildAuditEvent(audit: AutomationAudit): Resource {
   return event;
 }
 
-/** Writes the AuditEvent in the project's repository; a failure to record is logged, never thrown. */
-export async function recordAudit(
-  repo: Repository,
-  audit: AutomationAudit,
-  logger: Logger,
-): Promise<string | undefined> {
-  try {
-    const { resource } = await repo.createResource(buildAuditEvent(audit));
-    return resource.id;
-  } catch (err) {
-    logger.warn({ err, agent: audit.agent, kind: audit.kind }, 'could not record an AuditEvent');
-    return undefined;
+/** Most AuditEvents written in one statement. */
+const MAX_BATCH = 200;
+/** How long an AuditEvent may wait for others to share its write. */
+const FLUSH_DELAY_MS = 20;
+
+/**
+ * Records automation AuditEvents in batches: events of one project that arrive within a few
+ * milliseconds of each other are written together in one multi-row statement, so a busy bot or
+ * subscription pays a fraction of a write per event. Ids are assigned up front (so callers can name
+ * the event at once); a failure to record is logged, never thrown. flush() writes what is pending.
+ */
+export class AuditWriter {
+  private readonly pending = new Map<string, Resource[]>();
+  private timer?: NodeJS.Timeout;
+  private readonly writes = new Set<Promise<void>>();
+
+  constructor(
+    private readonly systemRepo: (projectId?: string) => Repository,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Queues an AuditEvent for the project; returns its id. */
+  record(projectId: string, audit: AutomationAudit): string {
+    const id = generateId();
+    const list = this.pending.get(projectId) ?? [];
+    list.push({ ...buildAuditEvent(audit), id });
+    this.pending.set(projectId, list);
+    if (list.length >= MAX_BATCH) {
+      this.flushProject(projectId);
+    } else if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.flush();
+      }, FLUSH_DELAY_MS);
+    }
+    return id;
+  }
+
+  private flushProject(projectId: string): void {
+    const batch = this.pending.get(projectId);
+    this.pending.delete(projectId);
+    if (!batch?.length) {
+      return;
+    }
+    const write = this.systemRepo(projectId)
+      .createMany(batch)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.logger.warn({ err, projectId, count: batch.length }, 'could not record AuditEvents');
+        },
+      );
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+  }
+
+  /** Writes every pending AuditEvent and waits for the writes in flight. */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const projectId of [...this.pending.keys()]) {
+      this.flushProject(projectId);
+    }
+    await Promise.all([...this.writes]);
   }
 }

@@ -7,6 +7,7 @@ import type { SearchService } from '../search/service.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import type { AsyncJobs } from '../jobs/async-job.js';
+import type { AuditWriter } from './audit.js';
 import { registerBotOperations } from './operations.js';
 import { BotRunner } from './runner.js';
 import { BotSandbox } from './sandbox.js';
@@ -20,6 +21,7 @@ export interface BotModuleDeps {
   search: SearchService;
   outbound: OutboundPolicy;
   asyncJobs: AsyncJobs;
+  audits: AuditWriter;
 }
 
 export interface BotModule {
@@ -43,6 +45,7 @@ export function createBotModule(deps: BotModuleDeps): BotModule {
     outbound: deps.outbound,
     config: deps.config,
     logger: deps.logger,
+    audits: deps.audits,
   });
   return {
     runner,

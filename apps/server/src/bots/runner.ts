@@ -7,7 +7,8 @@ import type { BinaryStore } from '../storage/binary-store.js';
 import type { Repository } from '../storage/repository.js';
 import type { SearchService } from '../search/service.js';
 import type { MemberRepositories } from '../jobs/actor.js';
-import { recordAudit } from './audit.js';
+import type { AuditWriter } from './audit.js';
+import { TtlCache } from '../jobs/ttl-cache.js';
 import { createHostCall } from './bridge.js';
 import { binaryIdOf, readAttachmentText, toSandboxScript } from './code.js';
 import type { BotSandbox, LogLine } from './sandbox.js';
@@ -62,6 +63,7 @@ export interface BotRunnerDeps {
   outbound: OutboundPolicy;
   config: Pick<Config, 'botTimeoutMs' | 'outboundTimeoutMs' | 'baseUrl'>;
   logger: Logger;
+  audits: AuditWriter;
 }
 
 /** Bots may run bots (client.executeBot), to this depth. */
@@ -69,7 +71,17 @@ const MAX_DEPTH = 3;
 
 /** Runs deployed bots: loads their code, builds their event and client, runs them sandboxed, audits. */
 export class BotRunner {
+  /** Deployed code by Binary and content hash (a deploy writes a new Binary; the hash names the content). */
+  private readonly code = new TtlCache<{ key: string; script: string }>(10 * 60_000, 200);
+  /** Project secrets, briefly (writes of the Project in this process clear them: invalidate()). */
+  private readonly projectSecrets = new TtlCache<Resource>(5000);
+
   constructor(private readonly deps: BotRunnerDeps) {}
+
+  /** Forgets cached project secrets (a Project was written). */
+  invalidate(): void {
+    this.projectSecrets.clear();
+  }
 
   private fhirBase(): string {
     return `${this.deps.config.baseUrl}fhir/R4/`;
@@ -78,6 +90,12 @@ export class BotRunner {
   /** The deployed code of a bot (executableCode, or the legacy inline Bot.code). */
   async loadCode(bot: Bot, projectId: string): Promise<{ key: string; script: string }> {
     const repo = this.deps.systemRepo(projectId);
+    const attachment = bot.executableCode;
+    if (attachment?.url && attachment.hash && !attachment.data) {
+      return this.code.get(`${projectId}|${attachment.url}|${attachment.hash}`, async () =>
+        toSandboxScript(await readAttachmentText(repo, this.deps.binaryStore, attachment, 'Bot.executableCode')),
+      );
+    }
     let moduleCode: string;
     if (bot.executableCode && (bot.executableCode.data || binaryIdOf(bot.executableCode.url))) {
       moduleCode = await readAttachmentText(repo, this.deps.binaryStore, bot.executableCode, 'Bot.executableCode');
@@ -90,7 +108,10 @@ export class BotRunner {
   }
 
   private async secrets(bot: Bot, projectId: string): Promise<Record<string, ProjectSetting>> {
-    const { resource } = await this.deps.systemRepo(projectId).readResource('Project', projectId);
+    const resource = await this.projectSecrets.get(
+      projectId,
+      async () => (await this.deps.systemRepo(projectId).readResource('Project', projectId)).resource,
+    );
     const project = resource as Resource & { secret?: ProjectSetting[]; systemSecret?: ProjectSetting[] };
     const out: Record<string, ProjectSetting> = {};
     for (const s of [...(bot.system ? (project.systemSecret ?? []) : []), ...(project.secret ?? [])]) {
@@ -174,7 +195,7 @@ export class BotRunner {
           traceId,
           durationMs: outcome.durationMs,
         };
-    result.auditEventId = await this.audit(bot, projectId, request, result, start);
+    result.auditEventId = this.audit(bot, projectId, request, result, start);
     return result;
   }
 
@@ -191,13 +212,13 @@ export class BotRunner {
     return (await repo.readResource<Resource>('Bot', ids[0])).resource as unknown as Bot;
   }
 
-  private async audit(
+  private audit(
     bot: Bot,
     projectId: string,
     request: BotRunRequest,
     result: BotRunResult,
     start: Date,
-  ): Promise<string | undefined> {
+  ): string | undefined {
     const trigger = bot.auditEventTrigger ?? 'always';
     const hasOutput = result.logs.length > 0;
     if (
@@ -222,19 +243,15 @@ export class BotRunner {
     if (!destinations.includes('resource')) {
       return undefined;
     }
-    return recordAudit(
-      this.deps.systemRepo(projectId),
-      {
-        kind: 'bot-execute',
-        agent: `Bot/${bot.id}`,
-        entities: [`Bot/${bot.id}`, ...(request.entities ?? [])],
-        success: result.ok,
-        description,
-        start,
-        end: new Date(),
-        traceId: result.traceId,
-      },
-      this.deps.logger,
-    );
+    return this.deps.audits.record(projectId, {
+      kind: 'bot-execute',
+      agent: `Bot/${bot.id}`,
+      entities: [`Bot/${bot.id}`, ...(request.entities ?? [])],
+      success: result.ok,
+      description,
+      start,
+      end: new Date(),
+      traceId: result.traceId,
+    });
   }
 }

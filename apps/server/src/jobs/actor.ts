@@ -3,6 +3,7 @@ import type { Queryable } from '../platform/postgres.js';
 import { Repository, type RepositoryDeps } from '../storage/repository.js';
 import { parseStored } from '../storage/serialize.js';
 import type { RepositoryScope } from '../storage/types.js';
+import { TtlCache } from './ttl-cache.js';
 
 /**
  * Repositories acting as a project member, for work done on a member's behalf outside any request:
@@ -10,6 +11,8 @@ import type { RepositoryScope } from '../storage/types.js';
  * author. The member's access policy applies exactly as it would to their own requests.
  */
 export interface MemberRepositories {
+  /** Forgets cached memberships and scopes (a membership, policy or project changed). */
+  invalidate(): void;
   /**
    * A repository acting as the active membership whose profile is `profile` ("Bot/1",
    * "Practitioner/2") in `projectId`. Throws a 400 naming the problem when there is none.
@@ -35,24 +38,31 @@ export function memberRepositories(
   db: Queryable,
   scopeOf?: MemberScopeBuilder,
 ): MemberRepositories {
+  // Scopes are reused for a few seconds (as signed-in sessions are); writes in this process clear them.
+  const scopes = new TtlCache<RepositoryScope>(5000);
+  const load = async (projectId: string, profile: string): Promise<RepositoryScope> => {
+    const result = await db.query<{ content: string }>(
+      `SELECT content FROM "ProjectMembership"
+       WHERE project_id = $1::uuid AND NOT deleted AND (nullif(content, '')::jsonb)->'profile'->>'reference' = $2
+       LIMIT 2`,
+      [projectId, profile],
+    );
+    const memberships = result.rows.map((r) => parseStored(r.content) as unknown as MembershipRow);
+    const membership = memberships.find((m) => m.active !== false);
+    if (!membership) {
+      fail(badRequest(`${profile} has no active membership in project ${projectId}`));
+    }
+    const ref = { reference: profile };
+    return scopeOf
+      ? scopeOf(`ProjectMembership/${membership.id}`, ref)
+      : { projectId, readProjects: [projectId], author: ref };
+  };
   return {
     async forProfile(projectId, profile) {
-      const result = await db.query<{ content: string }>(
-        `SELECT content FROM "ProjectMembership"
-         WHERE project_id = $1::uuid AND NOT deleted AND (nullif(content, '')::jsonb)->'profile'->>'reference' = $2
-         LIMIT 2`,
-        [projectId, profile],
-      );
-      const memberships = result.rows.map((r) => parseStored(r.content) as unknown as MembershipRow);
-      const membership = memberships.find((m) => m.active !== false);
-      if (!membership) {
-        fail(badRequest(`${profile} has no active membership in project ${projectId}`));
-      }
-      const ref = { reference: profile };
-      const scope = scopeOf
-        ? await scopeOf(`ProjectMembership/${membership.id}`, ref)
-        : { projectId, readProjects: [projectId], author: ref };
-      return new Repository(deps, scope);
+      return new Repository(deps, await scopes.get(`${projectId}|${profile}`, () => load(projectId, profile)));
+    },
+    invalidate() {
+      scopes.clear();
     },
   };
 }

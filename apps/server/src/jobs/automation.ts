@@ -8,6 +8,7 @@ import type { WriteListener } from '../storage/types.js';
 import type { SearchModule } from '../search/service.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { createBotModule, type BotModule } from '../bots/module.js';
+import { AuditWriter } from '../bots/audit.js';
 import { createSubscriptionModule, type SubscriptionModule } from '../subscriptions/module.js';
 import type { Mailer } from '../subscriptions/deliver.js';
 import { memberRepositories, type MemberRepositories, type MemberScopeBuilder } from './actor.js';
@@ -56,6 +57,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
   const outbound = new OutboundPolicy(config.outboundAllowList);
   const members = memberRepositories(deps.repositoryDeps, deps.pool, deps.memberScope);
   const asyncJobs = new AsyncJobs({ jobs, systemRepo: deps.systemRepo, members, logger });
+  const audits = new AuditWriter(deps.systemRepo, logger);
   const bots = createBotModule({
     config,
     logger,
@@ -65,6 +67,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     search: deps.search.service,
     outbound,
     asyncJobs,
+    audits,
   });
   bots.registerOperations(deps.operations);
   const subscriptions = createSubscriptionModule({
@@ -79,7 +82,18 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     outbound,
     bots: bots.runner,
     mailer: deps.mailer,
+    audits,
     listeners: deps.listeners,
+  });
+  // Cached scopes and secrets are dropped when what they were read from changes in this process.
+  deps.listeners.push((events) => {
+    const types = new Set(events.map((e) => e.version.resourceType));
+    if (types.has('ProjectMembership') || types.has('AccessPolicy') || types.has('Project')) {
+      members.invalidate();
+    }
+    if (types.has('Project')) {
+      bots.runner.invalidate();
+    }
   });
   subscriptions.registerOperations(deps.operations);
   await subscriptions.start();
@@ -99,6 +113,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
       stopped = true;
       await subscriptions.stop();
       await jobs.stop(config.shutdownTimeoutMs);
+      await audits.flush();
       bots.close();
     },
   };

@@ -77,6 +77,12 @@ export class OutboundBlockedError extends Error {
 
 /** Decides which destinations outbound requests may reach. */
 export class OutboundPolicy {
+  /**
+   * Keep-alive connection pools: a pooled connection was checked when it was opened (the lookup
+   * below), so reusing it reaches the same permitted address.
+   */
+  readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 });
+  readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 });
   private readonly allowedAddresses = new BlockList();
   private readonly allowedHosts: string[] = [];
   private readonly allowedSuffixes: string[] = [];
@@ -268,7 +274,7 @@ function sendOnce(
         method,
         headers: { ...headers, ...(payload ? { 'content-length': String(payload.length) } : {}) },
         lookup: policy.lookup,
-        agent: false,
+        agent: url.protocol === 'https:' ? policy.httpsAgent : policy.httpAgent,
         timeout: timeoutMs,
       },
       (res) => {

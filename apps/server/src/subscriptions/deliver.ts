@@ -5,7 +5,7 @@ import { outboundRequest, type OutboundPolicy } from '../platform/outbound-http.
 import type { Repository } from '../storage/repository.js';
 import type { JobAttempt } from '../jobs/queue.js';
 import type { MemberRepositories } from '../jobs/actor.js';
-import { recordAudit } from '../bots/audit.js';
+import type { AuditWriter } from '../bots/audit.js';
 import type { BotRunner } from '../bots/runner.js';
 import type { DeliveryJob } from './evaluate.js';
 import { parseSubscription, type ActiveSubscription } from './model.js';
@@ -24,6 +24,7 @@ export interface DeliveryDeps {
   mailer?: Mailer;
   fhirBase: string;
   logger: Logger;
+  audits: AuditWriter;
 }
 
 /** Header naming the deleted resource on a rest-hook for a delete (as the spec's platform sends it). */
@@ -70,38 +71,34 @@ export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: Job
   const versionId = job.interaction === 'delete' ? job.previousVersionId : job.versionId;
   const target = `${job.resourceType}/${job.id}`;
   const start = new Date();
-  const audit = (success: boolean, description: string): Promise<string | undefined> =>
-    recordAudit(
-      system,
-      {
-        kind: 'subscription-delivery',
-        agent: `Subscription/${sub.id}`,
-        onBehalfOf: sub.author,
-        entities: [`Subscription/${sub.id}`, target],
-        success,
-        description: `${description} (attempt ${attempt.retryCount + 1} of ${attempt.retryLimit + 1})`,
-        start,
-        end: new Date(),
-      },
-      deps.logger,
-    );
+  const audit = (success: boolean, description: string): string =>
+    deps.audits.record(job.projectId, {
+      kind: 'subscription-delivery',
+      agent: `Subscription/${sub.id}`,
+      onBehalfOf: sub.author,
+      entities: [`Subscription/${sub.id}`, target],
+      success,
+      description: `${description} (attempt ${attempt.retryCount + 1} of ${attempt.retryLimit + 1})`,
+      start,
+      end: new Date(),
+    });
 
   let resource: Resource;
   try {
     const repo = sub.author ? await deps.members.forProfile(job.projectId, sub.author) : system;
     resource = (await repo.readVersion(job.resourceType, job.id, String(versionId))).resource;
   } catch (err) {
-    await audit(false, `Not delivered: the subscription's author cannot read ${target} (${(err as Error).message})`);
+    audit(false, `Not delivered: the subscription's author cannot read ${target} (${(err as Error).message})`);
     return { skipped: 'author cannot read the resource' };
   }
 
   try {
     switch (sub.channel) {
       case 'rest-hook':
-        await audit(true, await restHook(deps, sub, job, resource));
+        audit(true, await restHook(deps, sub, job, resource));
         break;
       case 'email':
-        await audit(true, await email(deps, sub, job, resource));
+        audit(true, await email(deps, sub, job, resource));
         break;
       case 'bot':
         await runBot(deps, sub, job, resource);
@@ -111,7 +108,7 @@ export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: Job
     }
   } catch (err) {
     if (sub.channel !== 'bot') {
-      await audit(false, (err as Error).message);
+      audit(false, (err as Error).message);
     }
     throw err;
   }

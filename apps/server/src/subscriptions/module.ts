@@ -8,6 +8,7 @@ import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import type { BotRunner } from '../bots/runner.js';
+import type { AuditWriter } from '../bots/audit.js';
 import { ActiveSubscriptions } from './active.js';
 import { PgBroadcaster } from './broadcast.js';
 import { deliver, type Mailer } from './deliver.js';
@@ -29,6 +30,7 @@ export interface SubscriptionModuleDeps {
   outbound: OutboundPolicy;
   bots: BotRunner;
   mailer?: Mailer;
+  audits: AuditWriter;
   listeners: WriteListener[];
 }
 
@@ -99,6 +101,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
           mailer: deps.mailer,
           fhirBase,
           logger,
+          audits: deps.audits,
         },
         job,
         attempt,
