@@ -4,7 +4,7 @@
  * Prefer: respond-async, 202 polls with X-Progress and Retry-After, the manifest, NDJSON files
  * that need the token, errors, cancellation).
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,12 +47,7 @@ async function startBulkServer(behaviour: BulkBehaviour = {}): Promise<BulkServe
   const requests: BulkServer['requests'] = [];
   let polls = 0;
   let base = '';
-  const send = (
-    res: import('node:http').ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ) => {
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/fhir+json', ...headers });
     res.end(body === undefined ? undefined : JSON.stringify(body));
   };
@@ -62,7 +57,7 @@ async function startBulkServer(behaviour: BulkBehaviour = {}): Promise<BulkServe
     requests.push({
       method: req.method ?? '',
       url: req.url ?? '',
-      prefer: req.headers.prefer,
+      prefer: req.headers.prefer as string | undefined,
       authorization: req.headers.authorization,
     });
     if (url.pathname === '/fhir/R4/metadata') {
