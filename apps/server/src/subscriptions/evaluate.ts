@@ -83,14 +83,19 @@ function matchesWithoutIndex(query: string, id: string): boolean {
  * parameters other than _id cannot be checked once the index rows are gone, so those do not fire
  * on deletes; FHIRPath filters (with %previous) are the way to select deletions.
  */
-export async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise<number> {
+interface QueuedDelivery {
+  data: DeliveryJob;
+  options: { retryLimit: number };
+}
+
+async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise<QueuedDelivery[]> {
   let candidates = await deps.active.forType(change.projectId, change.resourceType);
   if (change.onlySubscription) {
     candidates = candidates.filter((s) => s.id === change.onlySubscription);
   }
   candidates = candidates.filter((s) => !s.interactions || s.interactions.has(change.interaction));
   if (candidates.length === 0) {
-    return 0;
+    return [];
   }
   const system = deps.systemRepo(change.projectId);
   const readVersion = async (versionId: number | undefined): Promise<Resource | undefined> => {
@@ -109,7 +114,7 @@ export async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): 
   ]);
   const subject = current ?? previous;
   if (!subject) {
-    return 0;
+    return [];
   }
 
   // Criteria: a pre-test on the JSON text, then one search per distinct query, restricted to this id.
@@ -199,8 +204,8 @@ export async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): 
 
   const deliveries = fired.filter((s) => s.channel !== 'websocket');
   const sockets = fired.filter((s) => s.channel === 'websocket');
-  await Promise.all([
-    ...sockets.map((sub) =>
+  await Promise.all(
+    sockets.map((sub) =>
       deps.broadcaster.publish({
         k: 'ws',
         s: sub.id,
@@ -211,12 +216,27 @@ export async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): 
         x: change.interaction,
       }),
     ),
-    ...deliveries.map((sub) => {
-      const attempts = sub.maxAttempts ?? deps.defaultMaxAttempts;
-      const job: DeliveryJob = { ...change, subscriptionId: sub.id };
-      delete job.onlySubscription;
-      return deps.jobs.send(DELIVER_QUEUE, job, { retryLimit: Math.max(0, attempts - 1) });
-    }),
-  ]);
-  return fired.length;
+  );
+  return deliveries.map((sub) => {
+    const attempts = sub.maxAttempts ?? deps.defaultMaxAttempts;
+    const data: DeliveryJob = { ...change, subscriptionId: sub.id };
+    delete data.onlySubscription;
+    return { data, options: { retryLimit: Math.max(0, attempts - 1) } };
+  });
+}
+
+/** An evaluation job: the changes of one listener flush (or one $resend). */
+export interface EvaluationJob {
+  changes: ChangeEvent[];
+}
+
+/** Evaluates a batch of changes and queues all their deliveries in one statement; returns how many fired. */
+export async function evaluateChanges(deps: EvaluatorDeps, job: EvaluationJob | ChangeEvent): Promise<number> {
+  const changes = 'changes' in job ? job.changes : [job];
+  const deliveries: QueuedDelivery[] = [];
+  for (const change of changes) {
+    deliveries.push(...(await evaluateChange(deps, change)));
+  }
+  await deps.jobs.sendMany(DELIVER_QUEUE, deliveries);
+  return deliveries.length;
 }

@@ -7,6 +7,10 @@ import type { PgBroadcaster } from './broadcast.js';
 import { EVALUATE_QUEUE } from './evaluate.js';
 import type { ChangeEvent } from './model.js';
 
+const BATCH_WINDOW_MS = 5;
+/** Most changes one evaluation job carries. */
+const MAX_CHANGES_PER_JOB = 100;
+
 /** AuditEvents of deliveries and bot runs never trigger subscriptions (no delivery loops). */
 function isAutomationAudit(event: WriteEvent): boolean {
   const resource = event.version.resource ?? event.previous?.resource;
@@ -24,7 +28,7 @@ function isAutomationAudit(event: WriteEvent): boolean {
  */
 export class SubscriptionListener {
   private buffer: WriteEvent[] = [];
-  private scheduled = false;
+  private timer?: NodeJS.Timeout;
   private inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -38,20 +42,24 @@ export class SubscriptionListener {
     for (const event of events) {
       this.buffer.push(event);
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        const batch = this.buffer;
-        this.buffer = [];
-        const done = this.flush(batch).catch((err: unknown) => {
-          this.logger.error({ err, events: batch.length }, 'could not queue subscription evaluations');
-        });
-        this.inFlight.add(done);
-        void done.finally(() => this.inFlight.delete(done));
-      });
-    }
+    // A few milliseconds let concurrent writes share one queue insert and one evaluation job.
+    this.timer ??= setTimeout(() => this.flushBuffer(), BATCH_WINDOW_MS);
   };
+
+  private flushBuffer(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.buffer;
+    this.buffer = [];
+    if (batch.length === 0) {
+      return;
+    }
+    const done = this.flush(batch).catch((err: unknown) => {
+      this.logger.error({ err, events: batch.length }, 'could not queue subscription evaluations');
+    });
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
 
   private async flush(events: WriteEvent[]): Promise<void> {
     const changedProjects = new Set(
@@ -76,14 +84,16 @@ export class SubscriptionListener {
         interaction: event.interaction,
       });
     }
-    await this.jobs.sendMany(
-      EVALUATE_QUEUE,
-      changes.map((data) => ({ data })),
-    );
+    const jobs = [];
+    for (let i = 0; i < changes.length; i += MAX_CHANGES_PER_JOB) {
+      jobs.push({ data: { changes: changes.slice(i, i + MAX_CHANGES_PER_JOB) } });
+    }
+    await this.jobs.sendMany(EVALUATE_QUEUE, jobs);
   }
 
   /** Waits for queued flushes (graceful stop). */
   async drain(): Promise<void> {
+    this.flushBuffer();
     await Promise.all([...this.inFlight]);
   }
 }

@@ -12,9 +12,15 @@ import type { AuditWriter } from '../bots/audit.js';
 import { ActiveSubscriptions } from './active.js';
 import { PgBroadcaster } from './broadcast.js';
 import { deliver, type Mailer } from './deliver.js';
-import { DELIVER_QUEUE, EVALUATE_QUEUE, evaluateChange, type DeliveryJob, type ParamRegistry } from './evaluate.js';
+import {
+  DELIVER_QUEUE,
+  EVALUATE_QUEUE,
+  evaluateChanges,
+  type DeliveryJob,
+  type EvaluationJob,
+  type ParamRegistry,
+} from './evaluate.js';
 import { SubscriptionListener } from './listener.js';
-import type { ChangeEvent } from './model.js';
 import { registerSubscriptionOperations } from './operations.js';
 import { BindingTokens, WebsocketHub } from './websocket.js';
 
@@ -67,11 +73,11 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     }
   });
 
-  deps.jobs.define<ChangeEvent>({
+  deps.jobs.define<EvaluationJob>({
     name: EVALUATE_QUEUE,
     retryLimit: 3,
-    handler: (change) =>
-      evaluateChange(
+    handler: (job) =>
+      evaluateChanges(
         {
           active,
           registry: deps.registry,
@@ -84,7 +90,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
           defaultMaxAttempts: config.subscriptionMaxAttempts,
           logger,
         },
-        change,
+        job,
       ).then((fired) => ({ fired })),
   });
   deps.jobs.define<DeliveryJob>({

@@ -91,7 +91,7 @@ export function registerSubscriptionOperations(registry: OperationRegistry, deps
         interaction: 'update',
         ...(only ? { onlySubscription: only } : {}),
       };
-      await deps.jobs.send(EVALUATE_QUEUE, change);
+      await deps.jobs.send(EVALUATE_QUEUE, { changes: [change] });
       return sendJson(reply, 200, allOk);
     },
   });
