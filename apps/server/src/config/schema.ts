@@ -218,7 +218,7 @@ export const configSchema = {
     'HEARTH_GRAPHQL_INTROSPECTION',
     'boolean',
     true,
-    'Whether $graphql answers introspection queries (__schema, __type), which GraphiQL and code generators use.',
+    'Whether $graphql answers introspection queries (`__schema`, `__type`), which GraphiQL and code generators use.',
   ),
   graphqlMaxDepth: key(
     'HEARTH_GRAPHQL_MAX_DEPTH',

@@ -44,6 +44,15 @@ export function createGraphqlModule(deps: GraphqlModuleDeps): GraphqlModule {
       if (config.graphiqlEnabled) {
         await graphiqlRoutes(app);
       }
+      // The schema is built once per process at start-up, once the server listens (so that it
+      // does not delay start-up, and apps that never listen, like most tests, never build it).
+      app.addHook('onListen', async () => {
+        setImmediate(() => {
+          const started = performance.now();
+          fhirGraphqlSchemas();
+          deps.logger?.debug({ ms: Math.round(performance.now() - started) }, 'GraphQL schema built');
+        });
+      });
     },
     schemas: fhirGraphqlSchemas,
   };

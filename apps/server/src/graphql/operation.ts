@@ -72,6 +72,7 @@ export function readGraphqlRequest(request: FastifyRequest): GraphqlRequest {
 export function graphqlOperation(deps: GraphqlOperationDeps): OperationDefinitionEntry {
   return {
     name: 'graphql',
+    definition: 'http://hl7.org/fhir/OperationDefinition/Resource-graphql',
     levels: ['system', 'instance'],
     methods: ['GET', 'POST'],
     handler: async (request: FastifyRequest, reply: FastifyReply, target) => {
