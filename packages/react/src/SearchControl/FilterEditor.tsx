@@ -2,7 +2,7 @@ import { ActionIcon, Button, Group, Modal, Select, Stack, Text, TextInput } from
 import { Operator, type Filter } from '@hearth/core';
 import { useEffect, useState, type ReactNode } from 'react';
 import { useMetadata } from '../provider/HearthProvider.js';
-import { getSearchParams, type SearchParamInfo } from '../provider/metadata.js';
+import { bindingCodes, getSearchParams, searchParamElement, type SearchParamInfo } from '../provider/metadata.js';
 import { ReferenceInput } from '../ReferenceInput/ReferenceInput.js';
 import { operatorsFor } from './operators.js';
 
@@ -71,6 +71,7 @@ export function FilterEditor(props: FilterEditorProps): ReactNode {
                 />
                 <div style={{ flex: 1, minWidth: 220 }}>
                   <FilterValueInput
+                    resourceType={props.resourceType}
                     param={param}
                     index={index}
                     operator={row.operator}
@@ -91,17 +92,36 @@ export function FilterEditor(props: FilterEditorProps): ReactNode {
             );
           })}
           <Group justify="space-between">
-            <Button
-              variant="light"
-              onClick={() =>
-                setRows([
-                  ...rows,
-                  { code: params.find((p) => p.code === 'name')?.code ?? '', operator: Operator.EQUALS, value: '' },
-                ])
-              }
-            >
-              Add filter
-            </Button>
+            <Group gap="xs">
+              <Button
+                variant="light"
+                onClick={() =>
+                  setRows([
+                    ...rows,
+                    { code: params.find((p) => p.code === 'name')?.code ?? '', operator: Operator.EQUALS, value: '' },
+                  ])
+                }
+              >
+                Add filter
+              </Button>
+              <Button
+                variant="subtle"
+                onClick={() => {
+                  // A range is two conditions on one date parameter: on or after, and on or before.
+                  const date =
+                    params.find((p) => p.type === 'date' && !p.code.startsWith('_')) ??
+                    params.find((p) => p.type === 'date');
+                  const code = date?.code ?? '_lastUpdated';
+                  setRows([
+                    ...rows,
+                    { code, operator: Operator.GREATER_THAN_OR_EQUALS, value: '' },
+                    { code, operator: Operator.LESS_THAN_OR_EQUALS, value: '' },
+                  ]);
+                }}
+              >
+                Add date range
+              </Button>
+            </Group>
             <Group>
               <Button variant="default" onClick={props.onClose}>
                 Cancel
@@ -116,6 +136,7 @@ export function FilterEditor(props: FilterEditorProps): ReactNode {
 }
 
 function FilterValueInput(props: {
+  resourceType: string;
   param: SearchParamInfo | undefined;
   index: number;
   operator: Operator;
@@ -123,6 +144,7 @@ function FilterValueInput(props: {
   onChange: (value: string) => void;
 }): ReactNode {
   const { param, index, operator, value, onChange } = props;
+  const metadata = useMetadata();
   const label = `Filter ${index + 1} value`;
   if (operator === Operator.MISSING) {
     return (
@@ -154,6 +176,22 @@ function FilterValueInput(props: {
         targetTypes={param.target}
         value={value ? { reference: value } : undefined}
         onChange={(ref) => onChange(ref?.reference ?? '')}
+      />
+    );
+  }
+  // A token bound to an enumerated value set (status, gender...): pick from its codes.
+  const element =
+    param?.type === 'token' && metadata ? searchParamElement(metadata, props.resourceType, param) : undefined;
+  const codes = element && metadata ? bindingCodes(metadata, element) : undefined;
+  if (codes?.length && operator !== Operator.TEXT) {
+    return (
+      <Select
+        label="Value"
+        aria-label={label}
+        searchable
+        data={[...new Set(codes.map((c) => c.code))]}
+        value={value || null}
+        onChange={(v) => onChange(v ?? '')}
       />
     );
   }

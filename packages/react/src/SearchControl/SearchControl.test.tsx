@@ -51,6 +51,20 @@ describe('SearchControl', () => {
     expect(search.filters).toEqual([{ code: 'name', operator: Operator.EQUALS, value: 'Love' }]);
   });
 
+  it('offers the codes of a bound token parameter', async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client } = mockClient({ 'GET /fhir/R4/Patient': () => bundle(patients) });
+    const onChange = vi.fn();
+    renderWithHearth(<SearchControl search={{ resourceType: 'Patient' }} onChange={onChange} />, client);
+    await screen.findByText('Ada Lovelace');
+    await user.click(screen.getByRole('button', { name: 'Column gender' }));
+    await user.click(await screen.findByRole('menuitem', { name: 'Filter…' }));
+    await user.click(await screen.findByRole('textbox', { name: 'Filter 1 value' }));
+    await user.click(await screen.findByRole('option', { name: 'female' }));
+    await user.click(screen.getByRole('button', { name: 'Apply' }));
+    expect(onChange.mock.calls[0][0].filters).toEqual([{ code: 'gender', operator: Operator.EQUALS, value: 'female' }]);
+  });
+
   it('sorts from a column menu and pages through results', async () => {
     const user = userEvent.setup({ delay: null });
     const { client } = mockClient({ 'GET /fhir/R4/Patient': () => bundle(patients, 45) });

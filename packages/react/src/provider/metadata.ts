@@ -125,3 +125,27 @@ export function bindingCodes(metadata: UiMetadata, element: UiElement): { system
     return { system: entry.slice(0, bar), code: entry.slice(bar + 1) };
   });
 }
+
+/**
+ * The element a search parameter's expression reaches, when the expression is a plain path
+ * ('Patient.gender', 'Observation.code'); undefined for anything with functions or unions.
+ */
+export function searchParamElement(
+  metadata: UiMetadata,
+  resourceType: string,
+  param: SearchParamInfo,
+): UiElement | undefined {
+  const expression = param.expression?.trim();
+  if (!expression || !/^[A-Za-z]+(\.[A-Za-z]+)+$/.test(expression)) {
+    return undefined;
+  }
+  const [type, ...path] = expression.split('.');
+  let schema = metadata.types[type === 'Resource' || type === 'DomainResource' ? resourceType : type];
+  let element: UiElement | undefined;
+  for (const name of path) {
+    element = schema?.elements[name];
+    if (!element) return undefined;
+    schema = elementTypeSchema(metadata, element, element.type[0]?.code ?? '') as UiTypeSchema;
+  }
+  return element;
+}
