@@ -2,6 +2,13 @@ import type { BenchContext, Scenario } from './bench.js';
 import { IDENTIFIER_SYSTEM, makePatientTransaction, OBSERVATION_CODES, prng } from './data.js';
 import { runLoad } from './load.js';
 
+const GRAPHQL_LIST_WITH_SUBJECTS = `query($code: String) {
+  ObservationList(code: $code, date: "ge2020", _sort: "-date", _count: 20) {
+    id effectiveDateTime valueQuantity { value unit }
+    subject { reference resource { ... on Patient { id birthDate name { family given } } } }
+  }
+}`;
+
 interface TransactionResponse {
   entry?: { response?: { location?: string } }[];
 }
@@ -108,6 +115,22 @@ export async function searchScenarios(ctx: BenchContext): Promise<Scenario[]> {
       unit: 'req/s',
       target: 'within 2x of simple',
       op: get((i) => `/Observation?subject.name=${families[i % families.length]}`),
+    },
+    {
+      // The same page as the _include workload, as FHIR GraphQL (hl7.org/fhir/R4/graphql.html):
+      // the subjects are resolved in one batched read per page, not one per observation.
+      name: 'GraphQL ObservationList(_count: 20) with subjects',
+      unit: 'req/s',
+      target: 'within 2x of _include',
+      op: async (_w, i) => {
+        const text = await client.expect(200, 'POST', '/$graphql', {
+          query: GRAPHQL_LIST_WITH_SUBJECTS,
+          variables: { code: code(i) },
+        });
+        if (text.startsWith('{"errors"') || text.includes('"errors":[')) {
+          throw new Error(`$graphql errors: ${text.slice(0, 300)}`);
+        }
+      },
     },
   ];
   if (page50) {
