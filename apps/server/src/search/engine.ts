@@ -96,6 +96,11 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     const count = Math.min(request.count ?? DEFAULT_COUNT, MAX_COUNT);
     const ctx = this.context(scope, input.fhirBase, input.strict);
     await expandValueSets(ctx, request, this.options.expandValueSet);
+    const cursorKeys = request.cursor ? decodeCursor(request.cursor, sortSignature(request)).keys : undefined;
+    const idOrder = idOrdering(request);
+    if (cursorKeys && idOrder && typeof cursorKeys[0] === 'string') {
+      ctx.idBound = { op: idOrder === 'asc' ? '>=' : '<=', value: cursorKeys[0] };
+    }
     const compiled = compileSearch(ctx, request, compartment);
     const links = new SearchLinks(input, compartment);
 
@@ -179,6 +184,18 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     const page = await selectPage(db, ctx, compiled, limit, 0, undefined);
     return page.rows.map((r) => r.id);
   }
+}
+
+/** The order a cursor belongs to (query/sort.ts planSort's signature). */
+function sortSignature(request: SearchRequest): string {
+  return (request.sortRules ?? []).map((s) => (s.descending ? '-' : '') + s.code).join(',');
+}
+
+/** 'asc' / 'desc' when the page is ordered by the resource id first. */
+function idOrdering(request: SearchRequest): 'asc' | 'desc' | undefined {
+  const first = request.sortRules?.[0];
+  if (!first) return request.types?.length ? undefined : 'asc';
+  return first.code === '_id' ? (first.descending ? 'desc' : 'asc') : undefined;
 }
 
 function checkCompartment(compartment: CompartmentRef, resourceType: string | undefined): void {

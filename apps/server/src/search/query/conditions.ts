@@ -1,5 +1,5 @@
 import { badRequest, fail, Operator, type Filter, type SearchParamType } from '@hearth/core';
-import { getAllResourceTypes } from '@hearth/definitions';
+import { isResourceTypeName, resourceTypes } from '../resource-types.js';
 import { TABLES, type Kind } from '../index/rows.js';
 import type { ParamDef } from '../registry/params.js';
 import { dateQuery } from '../params/date-query.js';
@@ -52,7 +52,10 @@ export function existsRow(
   match: RowMatch | { kind: Kind; code: string; predicate?: string; negate?: boolean },
 ): string {
   const x = ctx.alias('x');
-  const pred = match.predicate ? ` AND (${match.predicate.replaceAll('\u0000', x)})` : '';
+  let pred = match.predicate ? ` AND (${match.predicate.replaceAll('\u0000', x)})` : '';
+  if (ctx.idBound && row.alias === 'r' && !match.negate) {
+    pred += ` AND ${x}.resource_id ${ctx.idBound.op} ${ctx.bind(ctx.idBound.value)}`;
+  }
   const sql = `EXISTS (SELECT 1 FROM ${TABLES[match.kind].table} ${x} WHERE ${x}.resource_id = ${row.alias}.id AND ${x}.project_id = ${row.alias}.project_id AND ${typeExpr(ctx, row, x)} AND ${x}.code = ${ctx.bind(match.code)}${pred})`;
   return match.negate ? `NOT ${sql}` : sql;
 }
@@ -174,7 +177,7 @@ function compileChain(ctx: QueryContext, row: RowRef, filter: Filter, head: stri
     return undefined;
   }
   const nextCode = rest.split(/[.:]/)[0];
-  const candidates = typeModifier ? [typeModifier] : (param.target ?? getAllResourceTypes());
+  const candidates = typeModifier ? [typeModifier] : (param.target ?? resourceTypes());
   const targets = candidates.filter((t) => nextCode.startsWith('_has') || ctx.param(t, nextCode) !== undefined);
   if (targets.length === 0) {
     ctx.unsupported(`No target type of ${code} has a search parameter "${nextCode}"`, filter.code);
@@ -229,7 +232,7 @@ function compileHas(ctx: QueryContext, row: RowRef, filter: Filter): string | un
   }
   const [, sourceType, refCode] = parts;
   const inner = parts.slice(3).join(':');
-  if (!getAllResourceTypes().includes(sourceType)) {
+  if (!isResourceTypeName(sourceType)) {
     fail(badRequest(`Unknown resource type "${sourceType}" in ${filter.code}`, filter.code));
   }
   const refParam = ctx.param(sourceType, refCode);

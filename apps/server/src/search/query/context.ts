@@ -30,6 +30,12 @@ export class QueryContext {
   readonly warnings: string[] = [];
   /** Value sets expanded before compilation, by URL. */
   readonly valueSets = new Map<string, { system?: string; code: string }[]>();
+  /**
+   * When the page is ordered by id and starts after a cursor: the bound on the id, repeated on
+   * the index rows of the main resource (`x.resource_id >= …`) so that an ordered scan of them
+   * starts at the cursor too (PostgreSQL does not carry inequalities across a join).
+   */
+  idBound?: { op: '>=' | '<='; value: string };
 
   constructor(
     readonly registry: SearchParamRegistry,

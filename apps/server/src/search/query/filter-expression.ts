@@ -1,5 +1,5 @@
 import { badRequest, escapeSearchValue, fail, Operator, type Filter } from '@hearth/core';
-import { getAllResourceTypes } from '@hearth/definitions';
+import { resourceTypes } from '../resource-types.js';
 import { resourceTable } from '../../storage/tables.js';
 import { parseDateRange, toTimestamp } from '../values/dates.js';
 import { escapeLike, normalizeString } from '../values/strings.js';
@@ -48,7 +48,7 @@ function compilePath(ctx: QueryContext, row: RowRef, path: PathLink[], node: Fil
   }
   // Only the target types that have every parameter the rest of the path and the bracket name.
   const needed = [...(rest.length > 0 ? [rest[0].name] : []), ...(link.filter ? paramNames(link.filter) : [])];
-  const targets = (param.target ?? getAllResourceTypes()).filter((t) =>
+  const targets = (param.target ?? resourceTypes()).filter((t) =>
     needed.every((name) => ctx.param(t, name) !== undefined),
   );
   const branches = targets.map((type) => {

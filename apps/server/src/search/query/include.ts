@@ -1,5 +1,5 @@
 import { badRequest, fail, type IncludeTarget } from '@hearth/core';
-import { getAllResourceTypes } from '@hearth/definitions';
+import { isResourceTypeName } from '../resource-types.js';
 import type { Queryable } from '../../platform/postgres.js';
 import { resourceTable } from '../../storage/tables.js';
 import { visibleRow } from './conditions.js';
@@ -41,7 +41,7 @@ async function readByIds(db: Queryable, ctx: QueryContext, byType: Map<string, S
   const parts: string[] = [];
   for (const [type, idSet] of byType) {
     const ids = [...idSet].filter((id) => !id.includes('#'));
-    if (ids.length === 0 || !getAllResourceTypes().includes(type)) continue;
+    if (ids.length === 0 || !isResourceTypeName(type)) continue;
     const alias = ctx.alias('r');
     const where = [...visibleRow(ctx, alias, type), `${alias}.id = ANY(${ctx.bind(ids, 'text[]')})`];
     parts.push(
@@ -94,7 +94,7 @@ async function forward(db: Queryable, ctx: QueryContext, target: IncludeTarget, 
 
 /** Resources that reference the `rows` through the revinclude's parameter. */
 async function reverse(db: Queryable, ctx: QueryContext, target: IncludeTarget, rows: FoundRow[]): Promise<FoundRow[]> {
-  if (target.resourceType !== '*' && !getAllResourceTypes().includes(target.resourceType)) {
+  if (target.resourceType !== '*' && !isResourceTypeName(target.resourceType)) {
     fail(badRequest(`_revinclude: unknown resource type "${target.resourceType}"`, '_revinclude'));
   }
   const wanted = target.targetType ? rows.filter((r) => r.resource_type === target.targetType) : rows;

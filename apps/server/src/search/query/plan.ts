@@ -1,5 +1,5 @@
 import { badRequest, fail, type Filter, type SearchRequest } from '@hearth/core';
-import { getAllResourceTypes } from '@hearth/definitions';
+import { isResourceTypeName, resourceTypes } from '../resource-types.js';
 import { resourceTable } from '../../storage/tables.js';
 import { compartmentMemberTypes, compartmentParams } from '../compartments.js';
 import { compileFilter, existsRow, visibleRow, type RowRef } from './conditions.js';
@@ -25,18 +25,17 @@ export interface CompartmentRef {
 
 /** The resource types searched: the one named, or _type's, or a compartment's members, or all. */
 export function searchTypes(request: SearchRequest, compartment?: CompartmentRef): string[] {
-  const all = getAllResourceTypes();
   if (request.resourceType) {
     return [request.resourceType];
   }
   const members = compartment ? compartmentMemberTypes(compartment.resourceType) : undefined;
   if (request.types && request.types.length > 0) {
     for (const t of request.types) {
-      if (!all.includes(t)) fail(badRequest(`_type: unknown resource type "${t}"`, '_type'));
+      if (!isResourceTypeName(t)) fail(badRequest(`_type: unknown resource type "${t}"`, '_type'));
     }
     return members ? request.types.filter((t) => members.includes(t)) : request.types;
   }
-  return members ?? all;
+  return members ?? [...resourceTypes()];
 }
 
 /** The compartment condition (hl7.org/fhir/R4/compartmentdefinition.html#search). */

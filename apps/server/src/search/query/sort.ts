@@ -130,6 +130,12 @@ export function orderBy(keys: SortKey[]): string {
  * equal and the rest after. NULLs (no value) sort last in either direction.
  */
 export function afterCondition(ctx: QueryContext, keys: SortKey[], values: (string | null)[]): string {
+  // One direction and no NULLs: a row comparison, which an index on the keys serves directly.
+  const plain = keys.every((k) => !k.nullable) && values.every((v) => v !== null && v !== undefined);
+  if (plain && keys.every((k) => k.descending === keys[0].descending)) {
+    const bounds = keys.map((k, i) => ctx.bind(values[i], k.type));
+    return `(${keys.map((k) => k.expr).join(', ')}) ${keys[0].descending ? '<' : '>'} (${bounds.join(', ')})`;
+  }
   const build = (i: number): string => {
     if (i >= keys.length) return 'false';
     const k = keys[i];
@@ -144,5 +150,12 @@ export function afterCondition(ctx: QueryContext, keys: SortKey[], values: (stri
     const afterOrNull = k.nullable ? `(${after} OR ${k.expr} IS NULL)` : after;
     return rest === 'false' ? afterOrNull : `(${afterOrNull} OR (${k.expr} = ${bound} AND ${rest}))`;
   };
-  return build(0);
+  const first = keys[0];
+  const v0 = values[0];
+  // A redundant bound on the first key lets its index start at the cursor instead of the top.
+  const start =
+    !first.nullable && v0 !== null && v0 !== undefined
+      ? `${first.expr} ${first.descending ? '<=' : '>='} ${ctx.bind(v0, first.type)} AND `
+      : '';
+  return `${start}${build(0)}`;
 }

@@ -95,8 +95,8 @@ it('reaches every growing table of the benchmark queries through an index', { ti
   // A deep page, reached by next links.
   let next: string | undefined = `Observation?code=${code}&_count=20`;
   for (let i = 0; i < 10 && next; i++) {
-    const res = await t.app.inject({ url: `/fhir/R4/${next}`, headers: auth(t) });
-    const link = (res.json() as { link?: { relation: string; url: string }[] }).link?.find(
+    const res: { json(): unknown } = await t.app.inject({ url: `/fhir/R4/${next}`, headers: auth(t) });
+    const link: { url: string } | undefined = (res.json() as { link?: { relation: string; url: string }[] }).link?.find(
       (l) => l.relation === 'next',
     );
     next = link ? link.url.slice(link.url.indexOf('/fhir/R4/') + 9) : undefined;
