@@ -2,7 +2,8 @@ import { ActionIcon, Button, Group, Modal, Select, Stack, Text, TextInput } from
 import { Operator, type Filter } from '@hearth/core';
 import { useEffect, useState, type ReactNode } from 'react';
 import { useMetadata } from '../provider/HearthProvider.js';
-import { bindingCodes, getSearchParams, searchParamElement, type SearchParamInfo } from '../provider/metadata.js';
+import { useSearchParams } from '../provider/hooks.js';
+import { bindingCodes, searchParamElement, type SearchParamInfo } from '../provider/metadata.js';
 import { ReferenceInput } from '../ReferenceInput/ReferenceInput.js';
 import { operatorsFor } from './operators.js';
 
@@ -18,8 +19,7 @@ export interface FilterEditorProps {
 
 /** Edits a search's filters: one row per condition, with the input each parameter type needs. */
 export function FilterEditor(props: FilterEditorProps): ReactNode {
-  const metadata = useMetadata();
-  const params = metadata ? getSearchParams(metadata, props.resourceType) : [];
+  const params = useSearchParams(props.resourceType);
   const [rows, setRows] = useState<Filter[]>(props.filters);
   useEffect(() => {
     if (props.opened) {

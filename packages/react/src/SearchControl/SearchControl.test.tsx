@@ -32,7 +32,7 @@ describe('SearchControl', () => {
     expect(within(table).getByText('Alan Turing')).toBeTruthy();
     expect(within(table).getByRole('button', { name: 'Column birthdate' })).toBeTruthy();
     expect(screen.getByText('1–2 of 42')).toBeTruthy();
-    const sent = requests[0].url.searchParams;
+    const sent = requests.find((r) => r.url.pathname === '/fhir/R4/Patient')!.url.searchParams;
     expect(sent.get('_total')).toBe('accurate');
     expect(sent.get('_count')).toBe('20');
   });
@@ -49,6 +49,25 @@ describe('SearchControl', () => {
     expect(onChange).toHaveBeenCalled();
     const [search] = onChange.mock.calls[0] as [SearchRequest];
     expect(search.filters).toEqual([{ code: 'name', operator: Operator.EQUALS, value: 'Love' }]);
+  });
+
+  it("adds the server's own search parameters (a project's SearchParameters) to the known ones", async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client } = mockClient({
+      'GET /fhir/R4/Patient': () => bundle(patients),
+      'GET /fhir/R4/metadata': () => ({
+        resourceType: 'CapabilityStatement',
+        rest: [
+          { mode: 'server', resource: [{ type: 'Patient', searchParam: [{ name: 'favorite-color', type: 'token' }] }] },
+        ],
+      }),
+    });
+    renderWithHearth(<SearchControl search={{ resourceType: 'Patient' }} onChange={() => undefined} />, client);
+    await screen.findByText('Ada Lovelace');
+    await user.click(screen.getByRole('button', { name: 'Filters' }));
+    await user.click(await screen.findByRole('button', { name: 'Add filter' }));
+    await user.click(screen.getByRole('textbox', { name: 'Filter 1 parameter' }));
+    expect(await screen.findByRole('option', { name: 'favorite-color' })).toBeTruthy();
   });
 
   it('offers the codes of a bound token parameter', async () => {

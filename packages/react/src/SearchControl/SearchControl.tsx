@@ -26,9 +26,8 @@ import {
 } from '@hearth/core';
 import { useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
-import { useHearth, useMetadata } from '../provider/HearthProvider.js';
-import { useAsync } from '../provider/hooks.js';
-import { getSearchParams } from '../provider/metadata.js';
+import { useHearth } from '../provider/HearthProvider.js';
+import { useAsync, useSearchParams } from '../provider/hooks.js';
 import { searchParamValue } from '../util/format.js';
 import { FilterEditor } from './FilterEditor.js';
 import { operatorLabel } from './operators.js';
@@ -60,8 +59,7 @@ export function defaultColumns(params: { code: string }[]): string[] {
 export function SearchControl(props: SearchControlProps): ReactNode {
   const { search, onChange, onClick, onNew, checkboxesEnabled = true } = props;
   const client = useHearth();
-  const metadata = useMetadata();
-  const params = metadata ? getSearchParams(metadata, search.resourceType) : [];
+  const params = useSearchParams(search.resourceType);
   const columns = props.columns?.length ? props.columns : defaultColumns(params);
   const [editing, setEditing] = useState<{ code?: string } | undefined>(undefined);
   const [selected, setSelected] = useState<Set<string>>(new Set());

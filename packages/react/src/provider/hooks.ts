@@ -3,12 +3,15 @@ import {
   normalizeErrorString,
   OperationOutcomeError,
   type Bundle,
+  type CapabilityStatement,
+  type HearthClient,
   type OperationOutcome,
   type Reference,
   type Resource,
 } from '@hearth/core';
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { useHearth } from './HearthProvider.js';
+import { useHearth, useHearthContext } from './HearthProvider.js';
+import { getSearchParams, type SearchParamInfo } from './metadata.js';
 
 export interface AsyncState<T> {
   data: T | undefined;
@@ -88,4 +91,56 @@ export function outcomeOf(error: unknown): OperationOutcome | undefined {
 /** A message for any error: the OperationOutcome's text when there is one. */
 export function errorMessage(error: unknown): string {
   return normalizeErrorString(error);
+}
+
+type ServerParams = Record<string, SearchParamInfo[]>;
+const serverParamsCache = new WeakMap<object, Map<string, Promise<ServerParams>>>();
+
+/** The search parameters the server states per type in its CapabilityStatement (with the project's own). */
+function loadServerParams(client: HearthClient, key: string): Promise<ServerParams> {
+  let byKey = serverParamsCache.get(client);
+  if (!byKey) {
+    byKey = new Map();
+    serverParamsCache.set(client, byKey);
+  }
+  let loading = byKey.get(key);
+  if (!loading) {
+    loading = client
+      .get<CapabilityStatement>(client.fhirUrl('metadata'))
+      .then((statement) => {
+        const out: ServerParams = {};
+        for (const resource of statement.rest?.[0]?.resource ?? []) {
+          out[resource.type] = (resource.searchParam ?? []).map((p) => ({
+            code: p.name,
+            type: p.type,
+            description: p.documentation,
+          }));
+        }
+        return out;
+      })
+      .catch(() => ({}));
+    byKey.set(key, loading);
+  }
+  return loading;
+}
+
+/**
+ * A type's search parameters: those the app knows (with expressions to show values) and any more
+ * the server states, such as the project's own SearchParameters.
+ */
+export function useSearchParams(resourceType: string): SearchParamInfo[] {
+  const { client, metadata, profile } = useHearthContext();
+  const [server, setServer] = useState<ServerParams>({});
+  const key = profile ? `${profile.resourceType}/${profile.id}` : '';
+  useEffect(() => {
+    let live = true;
+    void loadServerParams(client, key).then((p) => live && setServer(p));
+    return () => {
+      live = false;
+    };
+  }, [client, key]);
+  const known = metadata ? getSearchParams(metadata, resourceType) : [];
+  const codes = new Set(known.map((p) => p.code));
+  const extra = (server[resourceType] ?? []).filter((p) => !codes.has(p.code));
+  return extra.length ? [...known, ...extra].sort((a, b) => a.code.localeCompare(b.code)) : known;
 }
