@@ -11,6 +11,9 @@ import { sendOutcome } from './http/fhir-reply.js';
 import { fhirPlugin } from './fhir/plugin.js';
 import { healthPlugin } from './health/plugin.js';
 import { authPlugin } from './auth/plugin.js';
+import { adminPlugin } from './admin/plugin.js';
+import { scimPlugin } from './scim/plugin.js';
+import { runMigrations } from './storage/migrations/runner.js';
 import { automationPlugin } from './jobs/plugin.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import type { Services } from './services.js';
@@ -113,6 +116,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const prefix of ['', '/api']) {
     await app.register(healthPlugin, { prefix, pool: deps.pool });
     await app.register(authPlugin, { prefix, auth: deps.services.auth, fhirPrefix: '/fhir/R4' });
+    await app.register(adminPlugin, {
+      prefix,
+      auth: deps.services.auth,
+      super: { indexer: deps.services.repositoryDeps.indexer, migrate: () => runMigrations(deps.pool, deps.logger) },
+    });
+    await app.register(scimPlugin, { prefix, auth: deps.services.auth });
     await app.register(
       async (scope) =>
         fhirPlugin(scope, {

@@ -310,6 +310,41 @@ describe("a member of project A cannot reach project B's data", () => {
     expect(res.json().data.PatientList.length).toBe(1);
   });
 
+  it("admin and SCIM endpoints of B refuse A's admin", async () => {
+    const pb = b.projectId;
+    for (const [method, url] of [
+      ['GET', `/admin/projects/${pb}`],
+      ['POST', `/admin/projects/${pb}/invite`],
+      ['POST', `/admin/projects/${pb}/client`],
+      ['POST', `/admin/projects/${pb}/bot`],
+      ['POST', `/admin/projects/${pb}/secrets`],
+      ['POST', `/admin/projects/${pb}/sites`],
+      ['GET', `/admin/projects/${pb}/members/${b.membership.id}`],
+      ['POST', `/admin/projects/${pb}/members/${b.membership.id}`],
+      ['DELETE', `/admin/projects/${pb}/members/${b.membership.id}`],
+    ] as const) {
+      const res = await t.app.inject({
+        method,
+        url,
+        headers: a.headers,
+        ...(method === 'POST'
+          ? { payload: { name: 'x', firstName: 'a', lastName: 'b', email: 'spy@example.com' } }
+          : {}),
+      });
+      expect(res.statusCode, `${method} ${url}`).toBe(403);
+      assertNoB(res.body);
+    }
+    // Through A's own project path, B's membership does not exist.
+    expect((await get(`/admin/projects/${a.projectId}/members/${b.membership.id}`)).statusCode).toBe(404);
+    const scim = await t.app.inject({ url: `/scim/v2/Users/${b.membership.id}`, headers: a.headers });
+    expect(scim.statusCode).toBe(404);
+    const scimList = await t.app.inject({ url: '/scim/v2/Users', headers: a.headers });
+    expect(scimList.body).not.toContain(b.email);
+    // B is as it was.
+    const bAdmin = await t.app.inject({ url: `/admin/projects/${pb}`, headers: b.headers });
+    expect(bAdmin.json().members.length).toBe(2);
+  });
+
   it("a token of A used with B's project id still acts in A", async () => {
     const res = await t.app.inject({ url: `/fhir/R4/Patient?_project=${b.projectId}`, headers: a.headers });
     assertNoB(res.body);
