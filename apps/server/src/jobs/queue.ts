@@ -75,8 +75,9 @@ export class JobQueue {
       supervise: true,
       migrate: true,
       maintenanceIntervalSeconds: 60,
-      archiveCompletedAfterSeconds: 3600,
-      deleteAfterDays: 7,
+      // Finished jobs are history only: kept briefly, so busy queues stay small.
+      archiveCompletedAfterSeconds: 900,
+      deleteAfterDays: 2,
     });
     this.boss.on('error', (err: Error) => options.logger.warn({ err }, 'job queue error'));
   }

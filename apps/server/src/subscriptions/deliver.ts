@@ -8,7 +8,8 @@ import type { MemberRepositories } from '../jobs/actor.js';
 import type { AuditWriter } from '../bots/audit.js';
 import type { BotRunner } from '../bots/runner.js';
 import type { DeliveryJob } from './evaluate.js';
-import { parseSubscription, type ActiveSubscription } from './model.js';
+import type { ActiveSubscription } from './model.js';
+import type { ActiveSubscriptions } from './active.js';
 
 /** Sends email (the auth module's SMTP mailer). */
 export interface Mailer {
@@ -16,6 +17,7 @@ export interface Mailer {
 }
 
 export interface DeliveryDeps {
+  active: ActiveSubscriptions;
   systemRepo: (projectId?: string) => Repository;
   members: MemberRepositories;
   outbound: OutboundPolicy;
@@ -59,12 +61,8 @@ class DeliveryFailed extends Error {}
  */
 export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: JobAttempt): Promise<unknown> {
   const system = deps.systemRepo(job.projectId);
-  let sub: ActiveSubscription | undefined;
-  try {
-    sub = parseSubscription((await system.readResource('Subscription', job.subscriptionId)).resource);
-  } catch {
-    sub = undefined;
-  }
+  // The active subscriptions of the project, as this process knows them (changes reach it at once).
+  const sub = (await deps.active.forType(job.projectId, job.resourceType)).find((s) => s.id === job.subscriptionId);
   if (!sub) {
     return { skipped: 'subscription no longer active' };
   }
@@ -85,8 +83,12 @@ export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: Job
 
   let resource: Resource;
   try {
-    const repo = sub.author ? await deps.members.forProfile(job.projectId, sub.author) : system;
-    resource = (await repo.readVersion(job.resourceType, job.id, String(versionId))).resource;
+    if (job.content && attempt.retryCount === 0) {
+      resource = JSON.parse(job.content) as Resource;
+    } else {
+      const repo = sub.author ? await deps.members.forProfile(job.projectId, sub.author) : system;
+      resource = (await repo.readVersion(job.resourceType, job.id, String(versionId))).resource;
+    }
   } catch (err) {
     audit(false, `Not delivered: the subscription's author cannot read ${target} (${(err as Error).message})`);
     return { skipped: 'author cannot read the resource' };

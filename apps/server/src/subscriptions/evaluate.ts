@@ -16,7 +16,12 @@ export const DELIVER_QUEUE = 'subscription-deliver';
 /** A delivery job: one change for one subscription. */
 export interface DeliveryJob extends ChangeEvent {
   subscriptionId: string;
+  /** The resource as JSON, for the first attempt (later attempts read it again as the author). */
+  content?: string;
 }
+
+/** Larger resources are read again by the delivery instead of riding in its job. */
+const MAX_CARRIED_CONTENT = 16 * 1024;
 
 /** The search parameter registry's lookups the pre-test needs. */
 export interface ParamRegistry {
@@ -108,9 +113,11 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
       return undefined;
     }
   };
+  // The previous version is read only when something needs it: a deletion, or a FHIRPath filter.
+  const needPrevious = change.interaction === 'delete' || candidates.some((c) => c.fhirPath);
   const [current, previous] = await Promise.all([
     change.interaction === 'delete' ? undefined : readVersion(change.versionId),
-    readVersion(change.previousVersionId),
+    needPrevious ? readVersion(change.previousVersionId) : undefined,
   ]);
   const subject = current ?? previous;
   if (!subject) {
@@ -167,6 +174,10 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
         }
         try {
           const repo = await deps.members.forProfile(change.projectId, sub.author);
+          const scope = repo.scope as typeof repo.scope & { access?: unknown };
+          if (!scope.access && (!scope.readProjects || scope.readProjects.includes(change.projectId))) {
+            return true; // No access rules narrow what this member reads in its own project.
+          }
           await repo.readVersion(change.resourceType, change.id, String(versionId));
           return true;
         } catch {
@@ -217,9 +228,12 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
       }),
     ),
   );
+  // The first attempt carries the resource its author was just found to be allowed to read.
+  const text = JSON.stringify(subject);
+  const content = text.length <= MAX_CARRIED_CONTENT ? text : undefined;
   return deliveries.map((sub) => {
     const attempts = sub.maxAttempts ?? deps.defaultMaxAttempts;
-    const data: DeliveryJob = { ...change, subscriptionId: sub.id };
+    const data: DeliveryJob = { ...change, subscriptionId: sub.id, ...(content ? { content } : {}) };
     delete data.onlySubscription;
     return { data, options: { retryLimit: Math.max(0, attempts - 1) } };
   });
@@ -233,10 +247,7 @@ export interface EvaluationJob {
 /** Evaluates a batch of changes and queues all their deliveries in one statement; returns how many fired. */
 export async function evaluateChanges(deps: EvaluatorDeps, job: EvaluationJob | ChangeEvent): Promise<number> {
   const changes = 'changes' in job ? job.changes : [job];
-  const deliveries: QueuedDelivery[] = [];
-  for (const change of changes) {
-    deliveries.push(...(await evaluateChange(deps, change)));
-  }
+  const deliveries = (await Promise.all(changes.map((change) => evaluateChange(deps, change)))).flat();
   await deps.jobs.sendMany(DELIVER_QUEUE, deliveries);
   return deliveries.length;
 }

@@ -76,6 +76,8 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
   deps.jobs.define<EvaluationJob>({
     name: EVALUATE_QUEUE,
     retryLimit: 3,
+    // Evaluation is database work: a few at a time leave the pool to requests.
+    concurrency: Math.min(4, config.workerConcurrency),
     handler: (job) =>
       evaluateChanges(
         {
@@ -99,6 +101,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     handler: (job, attempt) =>
       deliver(
         {
+          active,
           systemRepo: deps.systemRepo,
           members: deps.members,
           outbound: deps.outbound,
