@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
+import websocket from '@fastify/websocket';
 import { randomUUID } from 'node:crypto';
 import { badRequest, notFoundWith } from '@hearth/core';
 import type { Config } from './config/schema.js';
@@ -112,6 +113,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     credentials: true,
     exposedHeaders: ['location', 'etag', 'last-modified', 'content-location', 'x-request-id', 'retry-after'],
   });
+
+  // One websocket server for every /ws/* route (subscriptions, agents).
+  await app.register(websocket, { options: { maxPayload: 1 << 20 } });
 
   for (const prefix of ['', '/api']) {
     await app.register(healthPlugin, { prefix, pool: deps.pool });
