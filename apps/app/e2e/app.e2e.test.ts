@@ -254,6 +254,26 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await shot('admin-bot');
   }, 180_000);
 
+  it('shows the super admin page: projects, database statistics, reindex', async (ctx) => {
+    if (!(await hasRoute(server.baseUrl, 'GET', '/admin/super/projects'))) {
+      ctx.skip('the server has no /admin/super routes yet');
+    }
+    await page.goto(url('/admin/super'));
+    await page.getByRole('table', { name: 'Projects' }).getByText('Super Admin').first().waitFor();
+    await page
+      .getByRole('region', { name: 'Database statistics' })
+      .or(page.getByLabel('Database statistics'))
+      .first()
+      .waitFor();
+    await page.getByLabel('Resource types (comma separated)').fill('Patient');
+    await page.getByRole('button', { name: 'Reindex resources' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Reindexed \d+ Patient/ })
+      .waitFor({ timeout: 60_000 });
+    await shot('super-admin');
+  }, 120_000);
+
   it('registers a new user and project, and signs out', async (ctx) => {
     if (!(await hasRoute(server.baseUrl, 'POST', '/auth/newuser'))) {
       ctx.skip('the server has no POST /auth/newuser yet');

@@ -1,48 +1,39 @@
-import { Button, Loader, Paper, Stack, Table, TextInput, Title } from '@mantine/core';
+import { Button, Paper, Stack, Table, TextInput, Title } from '@mantine/core';
 import type { Bot } from '@hearth/core';
-import { OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 
 /** Bots: the list and a create form (POST /admin/projects/{id}/bot), opening the editor. */
-export function BotsTab({ projectId }: { projectId: string }): ReactNode {
+export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] }): ReactNode {
   const client = useHearth();
   const navigate = useNavigate();
-  const list = useAsync<Bot[]>(
-    async () => (await client.searchResources('Bot', { _count: '200' }, { cache: 'no-cache' })) as Bot[],
-    projectId,
-  );
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
   return (
     <Stack>
-      {list.error !== undefined && <OperationOutcomeAlert error={list.error} />}
-      {list.loading && !list.data ? (
-        <Loader size="sm" aria-label="Loading bots" />
-      ) : (
-        <Table striped aria-label="Bots">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Description</Table.Th>
-              <Table.Th>Runtime</Table.Th>
+      <Table striped aria-label="Bots">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Description</Table.Th>
+            <Table.Th>Runtime</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {bots.map((b) => (
+            <Table.Tr key={b.id}>
+              <Table.Td>
+                <Link to={`/admin/bots/${b.id}`}>{b.name ?? b.id}</Link>
+              </Table.Td>
+              <Table.Td>{b.description ?? ''}</Table.Td>
+              <Table.Td>{b.runtimeVersion ?? ''}</Table.Td>
             </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {(list.data ?? []).map((b) => (
-              <Table.Tr key={b.id}>
-                <Table.Td>
-                  <Link to={`/admin/bots/${b.id}`}>{b.name ?? b.id}</Link>
-                </Table.Td>
-                <Table.Td>{b.description ?? ''}</Table.Td>
-                <Table.Td>{b.runtimeVersion ?? ''}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+          ))}
+        </Table.Tbody>
+      </Table>
       <Paper withBorder p="md" maw={640}>
         <Title order={4} mb="sm">
           New bot

@@ -1,67 +1,45 @@
-import {
-  Alert,
-  Button,
-  Code,
-  CopyButton,
-  Group,
-  Loader,
-  Paper,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Alert, Button, Code, CopyButton, Group, Paper, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import type { ClientApplication } from '@hearth/core';
-import { OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 
 /** Client applications: the list, and a create form whose answer shows the secret once. */
-export function ClientsTab({ projectId }: { projectId: string }): ReactNode {
+export function ClientsTab(props: {
+  projectId: string;
+  clients: ClientApplication[];
+  onChanged: () => void;
+}): ReactNode {
+  const { projectId, clients } = props;
   const client = useHearth();
-  const list = useAsync<ClientApplication[]>(
-    async () =>
-      (await client.searchResources(
-        'ClientApplication',
-        { _count: '200' },
-        { cache: 'no-cache' },
-      )) as ClientApplication[],
-    projectId,
-  );
   const [form, setForm] = useState({ name: '', description: '', redirectUri: '' });
   const [created, setCreated] = useState<ClientApplication | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
   return (
     <Stack>
-      {list.error !== undefined && <OperationOutcomeAlert error={list.error} />}
-      {list.loading && !list.data ? (
-        <Loader size="sm" aria-label="Loading clients" />
-      ) : (
-        <Table striped aria-label="Client applications">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Client id</Table.Th>
-              <Table.Th>Redirect URI</Table.Th>
+      <Table striped aria-label="Client applications">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Client id</Table.Th>
+            <Table.Th>Redirect URI</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {clients.map((c) => (
+            <Table.Tr key={c.id}>
+              <Table.Td>
+                <Link to={`/ClientApplication/${c.id}`}>{c.name ?? c.id}</Link>
+              </Table.Td>
+              <Table.Td>
+                <Code>{c.id}</Code>
+              </Table.Td>
+              <Table.Td>{c.redirectUri ?? '—'}</Table.Td>
             </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {(list.data ?? []).map((c) => (
-              <Table.Tr key={c.id}>
-                <Table.Td>
-                  <Link to={`/ClientApplication/${c.id}`}>{c.name ?? c.id}</Link>
-                </Table.Td>
-                <Table.Td>
-                  <Code>{c.id}</Code>
-                </Table.Td>
-                <Table.Td>{c.redirectUri ?? '—'}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+          ))}
+        </Table.Tbody>
+      </Table>
       {created && (
         <Alert color="green" title="Client created" role="status">
           <Stack gap={4}>
@@ -106,7 +84,7 @@ export function ClientsTab({ projectId }: { projectId: string }): ReactNode {
               });
               setCreated(result);
               setForm({ name: '', description: '', redirectUri: '' });
-              list.reload();
+              props.onChanged();
             } catch (err) {
               setError(err);
             } finally {

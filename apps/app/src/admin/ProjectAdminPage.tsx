@@ -1,5 +1,4 @@
 import { Alert, Loader, Stack, Table, Tabs, Title } from '@mantine/core';
-import type { Project } from '@hearth/core';
 import { OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
 import type { ReactNode } from 'react';
 import { useNavigate, useParams } from 'react-router';
@@ -9,6 +8,7 @@ import { BotsTab } from './BotsTab.js';
 import { ClientsTab } from './ClientsTab.js';
 import { PoliciesTab } from './PoliciesTab.js';
 import { SettingsTab } from './SettingsTab.js';
+import type { ProjectAdminDetails } from './types.js';
 import { UsersTab } from './UsersTab.js';
 
 const TABS: Record<string, string> = {
@@ -29,8 +29,8 @@ export function ProjectAdminPage(): ReactNode {
   const client = useHearth();
   const { details, loading: sessionLoading } = useSession();
   const id = projectId(details);
-  const project = useAsync<Project>(
-    id ? () => client.readResource('Project', id, { cache: 'no-cache' }) : undefined,
+  const project = useAsync<ProjectAdminDetails>(
+    id ? () => client.getProjectAdmin<ProjectAdminDetails>(id, { cache: 'no-cache' }) : undefined,
     id ?? '',
   );
   if (sessionLoading || (!details && !project.error)) return <Loader aria-label="Loading project" />;
@@ -39,7 +39,8 @@ export function ProjectAdminPage(): ReactNode {
   }
   if (project.error) return <OperationOutcomeAlert error={project.error} />;
   if (!project.data || !id) return <Loader aria-label="Loading project" />;
-  const p = project.data;
+  const p = project.data.project;
+  const data = project.data;
   return (
     <Stack>
       <Title order={2}>{p.name ?? 'Project'}</Title>
@@ -60,18 +61,18 @@ export function ProjectAdminPage(): ReactNode {
               <Row label="Owner" value={p.owner?.display ?? p.owner?.reference} />
               <Row label="Strict mode" value={p.strictMode ? 'yes' : 'no'} />
               <Row label="Features" value={(p.features ?? []).join(', ')} />
-              <Row label="Last updated" value={p.meta?.lastUpdated} />
+              <Row label="Members" value={String(data.members.length)} />
             </Table.Tbody>
           </Table>
         </Tabs.Panel>
         <Tabs.Panel value="users" pt="md">
-          <UsersTab projectId={id} />
+          <UsersTab projectId={id} members={data.members} onChanged={project.reload} />
         </Tabs.Panel>
         <Tabs.Panel value="clients" pt="md">
-          <ClientsTab projectId={id} />
+          <ClientsTab projectId={id} clients={data.clients} onChanged={project.reload} />
         </Tabs.Panel>
         <Tabs.Panel value="bots" pt="md">
-          <BotsTab projectId={id} />
+          <BotsTab projectId={id} bots={data.bots} />
         </Tabs.Panel>
         <Tabs.Panel value="policies" pt="md">
           <PoliciesTab />

@@ -21,10 +21,12 @@ import { isSuperAdmin, useSession } from '../session.js';
 export function SuperAdminPage(): ReactNode {
   const client = useHearth();
   const { details, loading } = useSession();
-  const projects = useAsync<Project[]>(
-    isSuperAdmin(details)
-      ? async () => (await client.searchResources('Project', { _count: '200' }, { cache: 'no-cache' })) as Project[]
-      : undefined,
+  const projects = useAsync<(Project & { memberCount?: number })[]>(
+    isSuperAdmin(details) ? () => client.get('admin/super/projects', { cache: 'no-cache' }) : undefined,
+    String(isSuperAdmin(details)),
+  );
+  const stats = useAsync<Record<string, unknown>>(
+    isSuperAdmin(details) ? () => client.get('admin/super/stats', { cache: 'no-cache' }) : undefined,
     String(isSuperAdmin(details)),
   );
   if (loading) return <Loader aria-label="Loading session" />;
@@ -45,6 +47,7 @@ export function SuperAdminPage(): ReactNode {
               <Table.Th>Name</Table.Th>
               <Table.Th>Id</Table.Th>
               <Table.Th>Owner</Table.Th>
+              <Table.Th>Members</Table.Th>
               <Table.Th>Updated</Table.Th>
             </Table.Tr>
           </Table.Thead>
@@ -57,11 +60,28 @@ export function SuperAdminPage(): ReactNode {
                 </Table.Td>
                 <Table.Td>{p.id}</Table.Td>
                 <Table.Td>{p.owner?.display ?? p.owner?.reference ?? '—'}</Table.Td>
+                <Table.Td>{p.memberCount ?? '—'}</Table.Td>
                 <Table.Td>{formatDateTime(p.meta?.lastUpdated)}</Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>
         </Table>
+      )}
+      <Title order={4}>Database</Title>
+      {stats.error !== undefined && <OperationOutcomeAlert error={stats.error} />}
+      {stats.data && (
+        <Card withBorder aria-label="Database statistics">
+          <Group justify="space-between" mb="xs">
+            <Text size="sm">
+              Size: {Math.round(Number(stats.data.databaseBytes ?? 0) / 1024 / 1024)} MB · connections:{' '}
+              {String(stats.data.connections ?? '—')}
+            </Text>
+            <Button size="compact-sm" variant="subtle" onClick={stats.reload}>
+              Refresh
+            </Button>
+          </Group>
+          <JsonView value={stats.data.resources ?? {}} maxHeight={200} />
+        </Card>
       )}
       <Title order={4}>Maintenance</Title>
       <SimpleGrid cols={{ base: 1, md: 2 }}>
@@ -88,11 +108,6 @@ export function SuperAdminPage(): ReactNode {
           ]}
         />
         <Action title="Run database migrations" path="admin/super/migrate" fields={[]} />
-        <Action
-          title="Database statistics"
-          path="admin/super/dbstats"
-          fields={[{ name: 'tableNames', label: 'Tables (optional, comma separated)' }]}
-        />
       </SimpleGrid>
     </Stack>
   );
@@ -156,13 +171,21 @@ function Action({ title, path, fields }: { title: string; path: string; fields: 
           {result && result.error === undefined && (
             <>
               <Text c="green" size="sm" role="status">
-                Done.
+                {outcomeText(result.value) ?? 'Done.'}
               </Text>
-              {result.value !== undefined && result.value !== null && <JsonView value={result.value} maxHeight={200} />}
+              {result.value !== undefined && result.value !== null && !outcomeText(result.value) && (
+                <JsonView value={result.value} maxHeight={200} />
+              )}
             </>
           )}
         </Stack>
       </form>
     </Card>
   );
+}
+
+/** The text of an informational OperationOutcome answer ('Reindexed 12 Patient'). */
+function outcomeText(value: unknown): string | undefined {
+  const o = value as { resourceType?: string; issue?: { details?: { text?: string } }[] } | undefined;
+  return o?.resourceType === 'OperationOutcome' ? o.issue?.find((i) => i.details?.text)?.details?.text : undefined;
 }

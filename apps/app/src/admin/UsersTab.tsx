@@ -1,52 +1,16 @@
-import {
-  Badge,
-  Button,
-  Checkbox,
-  Group,
-  Loader,
-  Paper,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
-import type { ProjectMembership, Resource } from '@hearth/core';
-import { OperationOutcomeAlert, ResourceBadge, useAsync, useHearth } from '@hearth/react';
+import { Badge, Button, Checkbox, Group, Paper, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { OperationOutcomeAlert, ResourceBadge, useHearth } from '@hearth/react';
+import type { ProjectAdminDetails } from './types.js';
 import { useState, type ReactNode } from 'react';
 
-interface Members {
-  memberships: ProjectMembership[];
-  pendingUsers: Set<string>;
-}
-
-/** Project members, pending invitations, and the invite form (POST /admin/projects/{id}/invite). */
-export function UsersTab({ projectId }: { projectId: string }): ReactNode {
+/** Project members (from GET /admin/projects/{id}), and the invite form (POST /admin/projects/{id}/invite). */
+export function UsersTab(props: {
+  projectId: string;
+  members: ProjectAdminDetails['members'];
+  onChanged: () => void;
+}): ReactNode {
+  const { projectId, members } = props;
   const client = useHearth();
-  const members = useAsync<Members>(async () => {
-    const memberships = (await client.searchResources(
-      'ProjectMembership',
-      { _count: '200' },
-      { cache: 'no-cache' },
-    )) as ProjectMembership[];
-    // An invitation is pending while its password-setting request is unused.
-    const pendingUsers = new Set<string>();
-    try {
-      const requests = (await client.searchResources(
-        'PasswordChangeRequest' as 'Patient',
-        { _count: '200' },
-        { cache: 'no-cache' },
-      )) as unknown as Resource[];
-      for (const r of requests) {
-        const user = (r.user as { reference?: string } | undefined)?.reference;
-        if (r.type === 'invite' && !r.used && user) pendingUsers.add(user);
-      }
-    } catch {
-      // Not every server lets project admins read these; then no invitation shows as pending.
-    }
-    return { memberships, pendingUsers };
-  }, projectId);
   const [form, setForm] = useState({
     resourceType: 'Practitioner',
     firstName: '',
@@ -60,39 +24,34 @@ export function UsersTab({ projectId }: { projectId: string }): ReactNode {
   const [busy, setBusy] = useState(false);
   return (
     <Stack>
-      {members.error !== undefined && <OperationOutcomeAlert error={members.error} />}
-      {members.loading && !members.data ? (
-        <Loader size="sm" aria-label="Loading members" />
-      ) : (
-        <Table striped aria-label="Project members">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Profile</Table.Th>
-              <Table.Th>User</Table.Th>
-              <Table.Th>Role</Table.Th>
-              <Table.Th>Status</Table.Th>
+      <Table striped aria-label="Project members">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Profile</Table.Th>
+            <Table.Th>User</Table.Th>
+            <Table.Th>Role</Table.Th>
+            <Table.Th>Status</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {members.map((m) => (
+            <Table.Tr key={m.id}>
+              <Table.Td>{m.profile ? <ResourceBadge value={m.profile} /> : '—'}</Table.Td>
+              <Table.Td>{m.user?.display ?? m.user?.reference}</Table.Td>
+              <Table.Td>{m.admin ? <Badge>Admin</Badge> : 'Member'}</Table.Td>
+              <Table.Td>
+                {m.invited ? (
+                  <Badge color="yellow">Invitation pending</Badge>
+                ) : m.active === false ? (
+                  <Badge color="gray">Inactive</Badge>
+                ) : (
+                  <Badge color="green">Active</Badge>
+                )}
+              </Table.Td>
             </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {(members.data?.memberships ?? []).map((m) => (
-              <Table.Tr key={m.id}>
-                <Table.Td>{m.profile ? <ResourceBadge value={m.profile} /> : '—'}</Table.Td>
-                <Table.Td>{m.user?.display ?? m.user?.reference}</Table.Td>
-                <Table.Td>{m.admin ? <Badge>Admin</Badge> : 'Member'}</Table.Td>
-                <Table.Td>
-                  {m.user?.reference && members.data?.pendingUsers.has(m.user.reference) ? (
-                    <Badge color="yellow">Invitation pending</Badge>
-                  ) : m.active === false ? (
-                    <Badge color="gray">Inactive</Badge>
-                  ) : (
-                    <Badge color="green">Active</Badge>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+          ))}
+        </Table.Tbody>
+      </Table>
       <Paper withBorder p="md" maw={640}>
         <Title order={4} mb="sm">
           Invite a user
@@ -112,7 +71,7 @@ export function UsersTab({ projectId }: { projectId: string }): ReactNode {
               });
               setInvited(`${form.firstName} ${form.lastName} (${membership.id ?? 'invited'})`);
               setForm({ ...form, firstName: '', lastName: '', email: '' });
-              members.reload();
+              props.onChanged();
             } catch (err) {
               setError(err);
             } finally {
