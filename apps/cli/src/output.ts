@@ -66,6 +66,11 @@ export function isNoRoute(err: unknown): boolean {
   return status === 404 || status === 405 || status === 501;
 }
 
+/** True when the server has no such endpoint at all ("No route for POST /admin/..."), not merely no such resource. */
+export function isMissingRoute(err: unknown): boolean {
+  return isNoRoute(err) && (statusOf(err) !== 404 || /no route/i.test((err as Error).message));
+}
+
 /**
  * Prints an error and returns the exit code. A server error prints its OperationOutcome (as JSON
  * when `json` is set, for the commands whose stdout is a server answer).

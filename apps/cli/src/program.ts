@@ -2,8 +2,10 @@
 import { Command } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
 import { registerAuthCommands } from './commands/auth.js';
+import { registerBotCommands } from './commands/bot.js';
 import { registerExportCommand } from './commands/export.js';
 import { registerImportCommand } from './commands/import.js';
+import { registerProjectCommands } from './commands/project.js';
 import { registerRestCommands } from './commands/rest.js';
 
 export function createProgram(): Command {
@@ -26,5 +28,7 @@ export function createProgram(): Command {
   registerRestCommands(program);
   registerImportCommand(program);
   registerExportCommand(program);
+  registerBotCommands(program);
+  registerProjectCommands(program);
   return program;
 }

@@ -5,6 +5,7 @@
 import { statSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject } from '../../../server/src/auth/projects.js';
 import { createTestApp, getFreePort, type TestApp } from '../../../server/src/test/app.js';
 import { ensureCliBuilt, runCli, startCli, tempHome, waitForStderr } from '../test/cli.test-util.js';
 
@@ -190,5 +191,112 @@ describe('hearth logout', () => {
     const all = await hearth(['logout', '--profile', 'temp', '--all']);
     expect(all.code).toBe(0);
     expect(existsSync(profileFile('temp'))).toBe(false);
+  });
+});
+
+describe('hearth project', () => {
+  let second: string;
+
+  beforeAll(async () => {
+    const created = await createProject(t.services.auth.deps, {
+      name: 'Second CLI Project',
+      owner: t.testProject.user,
+    });
+    second = created.project.id as string;
+  });
+
+  it('asks which project when the user has several, and keeps one login per project', async () => {
+    const { email, password, projectId } = t.testProject;
+    const ambiguous = await hearth(['login', '--profile', 'multi', '--email', email, '--password', password]);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain('choose one with --project <id>');
+    expect(ambiguous.stderr).toContain(second);
+
+    expect(
+      (await hearth(['login', '--profile', 'multi', '--email', email, '--password', password, '--project', projectId]))
+        .code,
+    ).toBe(0);
+    expect(
+      (await hearth(['login', '--profile', 'multi', '--email', email, '--password', password, '--project', second]))
+        .code,
+    ).toBe(0);
+
+    const list = await hearth(['project', 'list', '--profile', 'multi']);
+    expect(list.code).toBe(0);
+    const rows = list.stdout.trim().split('\n').slice(2);
+    expect(rows).toHaveLength(2);
+    expect(rows.find((r) => r.includes(second))).toMatch(/^\*\s+\S+\s+Second CLI Project/);
+    expect(rows.find((r) => r.includes(projectId))).toMatch(/^\s+\S+\s+Test Project/);
+
+    const switched = await hearth(['project', 'switch', projectId, '--profile', 'multi']);
+    expect(switched.code).toBe(0);
+    expect(switched.stdout).toContain(`Switched to project Test Project (Project/${projectId})`);
+    const me = JSON.parse((await hearth(['whoami', '--json', '--profile', 'multi'])).stdout);
+    expect(me.project.id).toBe(projectId);
+    const json = JSON.parse((await hearth(['project', 'list', '--json', '--profile', 'multi'])).stdout);
+    expect(json.find((r: { id: string }) => r.id === projectId).active).toBe(true);
+
+    const unknown = await hearth(['project', 'switch', 'no-such-project', '--profile', 'multi']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('hearth login --project no-such-project');
+  });
+
+  it('invites a user into the current project, who can then sign in', async () => {
+    const { email, password } = t.testProject;
+    await hearth([
+      'login',
+      '--profile',
+      'admin',
+      '--email',
+      email,
+      '--password',
+      password,
+      '--project',
+      t.testProject.projectId,
+    ]);
+    const invited = `invited-${Date.now()}@example.com`;
+    const result = await hearth([
+      'project',
+      'invite',
+      invited,
+      '--first-name',
+      'Ivy',
+      '--last-name',
+      'Invited',
+      '--password',
+      'invited-password-1234',
+      '--profile',
+      'admin',
+    ]);
+    const adminRoutes =
+      (await fetch(new URL(`admin/projects/${t.testProject.projectId}`, t.baseUrl), { headers: t.authHeaders }))
+        .status !== 404;
+    if (!adminRoutes) {
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('/admin/projects) is not available');
+      return;
+    }
+    expect(result.stderr).not.toContain('Error');
+    expect(result.code).toBe(0);
+    const membership = JSON.parse(result.stdout);
+    expect(membership.resourceType).toBe('ProjectMembership');
+    expect(membership.profile.reference).toMatch(/^Practitioner\//);
+
+    const show = await hearth(['project', 'show', '--profile', 'admin']);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('Test Project');
+    expect(show.stdout).toContain(membership.id);
+
+    const login = await hearth([
+      'login',
+      '--profile',
+      'ivy',
+      '--email',
+      invited,
+      '--password',
+      'invited-password-1234',
+    ]);
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain('Ivy Invited');
   });
 });

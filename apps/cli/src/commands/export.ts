@@ -21,6 +21,7 @@ import {
   formatTable,
   info,
   isNoRoute,
+  statusOf,
 } from '../output.js';
 
 interface ExportOptions extends GlobalOptions {
@@ -127,8 +128,9 @@ async function kickOff(hearth: CliClient, options: ExportOptions): Promise<strin
       headers: { Accept: 'application/fhir+json', Prefer: 'respond-async' },
     });
   } catch (err) {
-    if (isNoRoute(err)) {
-      throw unavailable(`${describeOutcome(err)}`);
+    // "No route for GET ...", "Operation $export is not supported ..." (not a missing Group: that is an error).
+    if (isNoRoute(err) && (statusOf(err) !== 404 || /no route|operation|not supported/i.test((err as Error).message))) {
+      throw unavailable(describeOutcome(err));
     }
     throw err;
   }
