@@ -1,7 +1,7 @@
 import { badRequest, fail, Operator } from '@hearth/core';
 import { unescapeValue } from '../query/context.js';
 import { phoneticKeys } from '../values/phonetic.js';
-import { escapeLike, normalizeString } from '../values/strings.js';
+import { escapeLike, normalizeString, prefixRange } from '../values/strings.js';
 import { anyOf, type KindQuery } from './match.js';
 
 /**
@@ -18,8 +18,11 @@ export const stringQuery: KindQuery = (ctx, x, items, filter, param, modifier) =
     const raw = unescapeValue(item.text);
     const norm = normalizeString(raw);
     switch (modifier) {
-      case undefined:
-        return `${x}.value LIKE ${ctx.bind(escapeLike(norm) + '%')}`;
+      case undefined: {
+        const range = prefixRange(norm);
+        const low = `${x}.value >= ${ctx.bind(range.low)}`;
+        return range.high === undefined ? low : `${low} AND ${x}.value < ${ctx.bind(range.high)}`;
+      }
       case Operator.EXACT:
         return `${x}.value = ${ctx.bind(norm)} AND ${x}.raw = ${ctx.bind(raw)}`;
       case Operator.CONTAINS:

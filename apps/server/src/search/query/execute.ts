@@ -51,6 +51,8 @@ async function select(
     ORDER BY ${orderBy(keys)}
     LIMIT ${limit}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
   const q = finalize(sql, ctx.params);
+  // Unnamed (planned per execution): a generic plan of a prepared statement cannot see the
+  // values, and chose a far worse plan for sorted searches (measured: 10 ms -> 250 ms).
   const result = await db.query<DbRow>(q.text, q.values);
   return result.rows.map((r) => ({
     resource_type: r.resource_type,

@@ -24,3 +24,19 @@ export function normalizeString(value: string): string {
 export function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
+
+/**
+ * The byte-order range of the strings starting with `prefix` (columns are COLLATE "C"):
+ * [prefix, next) where next is the prefix with its last character incremented. Written as a
+ * range rather than LIKE 'abc%' so that a prepared (generic) plan still uses the index.
+ */
+export function prefixRange(prefix: string): { low: string; high?: string } {
+  const chars = [...prefix];
+  while (chars.length > 0) {
+    const last = chars.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff && (last + 1 < 0xd800 || last + 1 > 0xdfff)) {
+      return { low: prefix, high: chars.join('') + String.fromCodePoint(last + 1) };
+    }
+  }
+  return { low: prefix };
+}
