@@ -116,6 +116,28 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await shot('patient-history-diff');
   }, 120_000);
 
+  it("shows the server's validation messages at the fields they concern", async () => {
+    await page.goto(url('/Observation/new'));
+    const form = page.getByRole('form', { name: 'Observation form' });
+    await form.getByRole('button', { name: 'Create' }).click();
+    await form.getByText('Missing required element "status"').first().waitFor();
+    expect(await form.getByRole('textbox', { name: 'Status' }).getAttribute('aria-invalid')).toBe('true');
+    await shot('observation-validation');
+    // Fixing it saves.
+    await form.getByRole('textbox', { name: 'Status' }).click();
+    await page.getByRole('option', { name: 'final' }).click();
+    await form.getByRole('button', { name: 'Create' }).click();
+    const outcome = await Promise.race([
+      page.waitForURL(/\/Observation\/(?!new)[^/]+$/).then(() => 'created'),
+      form
+        .getByText(/Missing required element "code"/)
+        .first()
+        .waitFor()
+        .then(() => 'code required'),
+    ]);
+    expect(['created', 'code required']).toContain(outcome);
+  }, 120_000);
+
   it('renders a questionnaire with enableWhen and submits a QuestionnaireResponse', async () => {
     const questionnaire = (await api.createResource({
       resourceType: 'Questionnaire',
