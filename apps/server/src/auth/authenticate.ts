@@ -171,6 +171,32 @@ export class Authenticator {
     return this.remember(key, { ...state, ...compileAccess(state, undefined, criteria, this.deps.logger) });
   }
 
+  /**
+   * A membership acting on its own, outside any request: a bot run (the bot's membership), a
+   * subscription delivery (read as its author). Its access policy applies as to its own requests;
+   * no Login is stored. Cached like sessions.
+   */
+  async forMembership(membershipReference: string): Promise<RequestAuth> {
+    const key = `member|${membershipReference}`;
+    const cached = this.cache.get(key);
+    if (cached && cached.expires > Date.now()) {
+      return cached.auth;
+    }
+    const ctx = await resolveMembership(this.deps.pool, membershipReference);
+    const login: Login = {
+      resourceType: 'Login',
+      user: ctx.membership.user,
+      membership: { reference: membershipReference },
+      authMethod: 'execute',
+      authTime: new Date().toISOString(),
+      scope: 'openid',
+      granted: true,
+    };
+    const state = toAuthState(login, ctx);
+    const criteria = await this.criteriaFor(state);
+    return this.remember(key, { ...state, ...compileAccess(state, undefined, criteria, this.deps.logger) });
+  }
+
   private remember(key: string, auth: RequestAuth): RequestAuth {
     if (this.deps.config.authCacheMs > 0) {
       if (this.cache.size >= MAX_CACHED) {

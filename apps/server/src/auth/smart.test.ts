@@ -1,0 +1,249 @@
+/** SMART App Launch 2.0: scopes v1 and v2 narrow access on every path; launch context in tokens. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Resource } from '@hearth/core';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { addTestMember, pkcePair, signIn } from '../test/auth.js';
+import type { ClientApplication } from './types.js';
+
+const FHIR = 'application/fhir+json';
+let t: TestApp;
+let alice: Resource & { id: string };
+let bob: Resource & { id: string };
+let encounter: Resource & { id: string };
+let client: ClientApplication;
+const REDIRECT = 'https://smart.example.org/cb';
+
+async function post(resource: Resource): Promise<Resource & { id: string }> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/fhir/R4/${resource.resourceType}`,
+    headers: { ...t.authHeaders, 'content-type': FHIR },
+    payload: resource,
+  });
+  return res.json();
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  alice = await post({ resourceType: 'Patient', name: [{ family: 'Alice' }] });
+  bob = await post({ resourceType: 'Patient', name: [{ family: 'Bob' }] });
+  encounter = await post({
+    resourceType: 'Encounter',
+    status: 'finished',
+    class: { code: 'AMB' },
+    subject: { reference: `Patient/${alice.id}` },
+  });
+  for (const [subject, category, status] of [
+    [alice, 'laboratory', 'final'],
+    [alice, 'vital-signs', 'final'],
+    [bob, 'laboratory', 'final'],
+    [alice, 'laboratory', 'preliminary'],
+  ] as const) {
+    await post({
+      resourceType: 'Observation',
+      status,
+      category: [
+        { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: category }] },
+      ],
+      code: { text: category },
+      subject: { reference: `Patient/${subject.id}` },
+    });
+  }
+  client = (
+    await t.app.inject({
+      method: 'POST',
+      url: `/admin/projects/${t.testProject.projectId}/client`,
+      headers: t.authHeaders,
+      payload: { name: 'SMART app', redirectUri: REDIRECT },
+    })
+  ).json();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const bundle = async (headers: Record<string, string>, url: string) => {
+  const res = await t.app.inject({ url: `/fhir/R4/${url}`, headers });
+  return {
+    status: res.statusCode,
+    entries: (res.json().entry ?? []) as { resource: Resource & { subject?: { reference: string } } }[],
+  };
+};
+
+async function withScope(scope: string, extra: Record<string, unknown> = {}) {
+  const tokens = await signIn(t.app, t.testProject.email, t.testProject.password, { scope, ...extra });
+  return { tokens, headers: { authorization: `Bearer ${tokens.access_token}` } };
+}
+
+describe('user/ and system/ scopes', () => {
+  it('v1 user/Observation.read reads and searches Observations only, writes nothing', async () => {
+    const { headers } = await withScope('openid user/Observation.read');
+    expect((await bundle(headers, 'Observation')).entries.length).toBe(4);
+    expect((await bundle(headers, 'Patient')).status).toBe(403);
+    // _include of a type outside the scopes is left out.
+    const inc = await bundle(headers, 'Observation?_include=Observation:subject');
+    expect(inc.entries.every((e) => e.resource.resourceType === 'Observation')).toBe(true);
+    const write = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Observation',
+      headers: { ...headers, 'content-type': FHIR },
+      payload: { resourceType: 'Observation', status: 'final', code: { text: 'x' } },
+    });
+    expect(write.statusCode).toBe(403);
+  });
+
+  it('v1 user/*.write writes but does not read', async () => {
+    const { headers } = await withScope('user/*.write');
+    const write = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Basic',
+      headers: { ...headers, 'content-type': FHIR },
+      payload: { resourceType: 'Basic', code: { text: 'w' } },
+    });
+    expect(write.statusCode).toBe(201);
+    expect((await bundle(headers, 'Basic')).status).toBe(403);
+  });
+
+  it('v2 user/Observation.rs?category=laboratory: the query narrows reads, searches and includes', async () => {
+    const { headers } = await withScope(
+      'user/Observation.rs?category=http://terminology.hl7.org/CodeSystem/observation-category|laboratory user/Patient.rs',
+    );
+    const labs = await bundle(headers, 'Observation');
+    expect(labs.entries.length).toBe(3);
+    const rev = await bundle(headers, `Patient?_id=${alice.id}&_revinclude=Observation:subject`);
+    expect(rev.entries.filter((e) => e.resource.resourceType === 'Observation').length).toBe(2);
+  });
+
+  it('v2 letters: r without s reads one resource but cannot search; c without u creates but cannot update', async () => {
+    const { headers } = await withScope('user/Patient.r user/Basic.c');
+    expect((await t.app.inject({ url: `/fhir/R4/Patient/${alice.id}`, headers })).statusCode).toBe(200);
+    expect((await bundle(headers, 'Patient')).status).toBe(403);
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Basic',
+      headers: { ...headers, 'content-type': FHIR },
+      payload: { resourceType: 'Basic', code: { text: 'c' } },
+    });
+    expect(created.statusCode).toBe(201);
+    const update = await t.app.inject({
+      method: 'PUT',
+      url: `/fhir/R4/Basic/${created.json().id}`,
+      headers: { ...headers, 'content-type': FHIR },
+      payload: { ...created.json(), code: { text: 'u' } },
+    });
+    expect(update.statusCode).toBe(403);
+  });
+
+  it('scopes only narrow: a readonly policy stays readonly under user/*.cruds', async () => {
+    const policy = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/fhir/R4/AccessPolicy',
+        headers: { ...t.authHeaders, 'content-type': FHIR },
+        payload: { resourceType: 'AccessPolicy', resource: [{ resourceType: 'Patient', readonly: true }] },
+      })
+    ).json();
+    const m = await addTestMember(t.app, t.services, t.testProject.projectId, {
+      membership: { accessPolicy: { reference: `AccessPolicy/${policy.id}` } },
+      scope: 'user/*.cruds',
+    });
+    expect((await bundle(m.headers, 'Patient')).status).toBe(200);
+    expect((await bundle(m.headers, 'Observation')).status).toBe(403);
+    const write = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Patient',
+      headers: { ...m.headers, 'content-type': FHIR },
+      payload: { resourceType: 'Patient' },
+    });
+    expect(write.statusCode).toBe(403);
+  });
+
+  it('malformed and unknown scopes are dropped from what is granted', async () => {
+    const { tokens } = await withScope('openid user/Observation.xyz patient/Foo.read nonsense');
+    expect(tokens.scope).toBe('openid patient/Foo.read');
+  });
+});
+
+describe('patient/ scopes and launch context', () => {
+  it('a patient user with patient/*.rs sees only their compartment; launch/patient returns the patient', async () => {
+    const m = await addTestMember(t.app, t.services, t.testProject.projectId, {
+      profile: alice,
+      scope: 'openid fhirUser launch/patient patient/*.rs',
+    });
+    expect(m.tokens.patient).toBe(alice.id);
+    const obs = await bundle(m.headers, 'Observation');
+    expect(obs.entries.length).toBe(3);
+    expect(obs.entries.every((e) => e.resource.subject?.reference === `Patient/${alice.id}`)).toBe(true);
+    expect((await t.app.inject({ url: `/fhir/R4/Patient/${bob.id}`, headers: m.headers })).statusCode).toBe(404);
+    expect((await t.app.inject({ url: `/fhir/R4/Patient/${bob.id}/_history`, headers: m.headers })).statusCode).toBe(
+      404,
+    );
+    const everyone = await bundle(m.headers, 'Patient');
+    expect(everyone.entries.map((e) => e.resource.id)).toEqual([alice.id]);
+  });
+
+  it('EHR launch: a SmartAppLaunch gives patient and encounter context through /oauth2/authorize', async () => {
+    const launch = await post({
+      resourceType: 'SmartAppLaunch',
+      patient: { reference: `Patient/${alice.id}` },
+      encounter: { reference: `Encounter/${encounter.id}` },
+    });
+    const pkce = pkcePair();
+    const params = {
+      response_type: 'code',
+      client_id: client.id as string,
+      redirect_uri: REDIRECT,
+      scope: 'launch openid fhirUser patient/Observation.rs patient/Encounter.rs',
+      state: 'ehr',
+      launch: launch.id,
+      aud: `${t.config.baseUrl}fhir/R4`,
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    };
+    const signin = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/authorize',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        ...params,
+        email: t.testProject.email,
+        password: t.testProject.password,
+      }).toString(),
+    });
+    expect(signin.statusCode).toBe(302);
+    const code = new URL(signin.headers.location as string).searchParams.get('code') as string;
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: pkce.verifier,
+        redirect_uri: REDIRECT,
+        client_id: client.id as string,
+      }).toString(),
+    });
+    expect(token.statusCode).toBe(200);
+    expect(token.json().patient).toBe(alice.id);
+    expect(token.json().encounter).toBe(encounter.id);
+    expect(token.json().need_patient_banner).toBe(true);
+    // The practitioner's patient/ scopes cover the launch patient only.
+    const headers = { authorization: `Bearer ${token.json().access_token}` };
+    const obs = await bundle(headers, 'Observation');
+    expect(obs.entries.every((e) => e.resource.subject?.reference === `Patient/${alice.id}`)).toBe(true);
+    expect(obs.entries.length).toBe(3);
+  });
+
+  it('the wrong aud is refused', async () => {
+    const res = await t.app.inject({
+      url: `/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.id as string, redirect_uri: REDIRECT, aud: 'https://other.example/fhir', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+    });
+    expect(new URL(res.headers.location as string).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('patient/ scopes without a patient in context grant nothing', async () => {
+    const { headers } = await withScope('patient/Observation.rs');
+    expect((await bundle(headers, 'Observation')).entries.length).toBe(0);
+  });
+});
