@@ -90,7 +90,8 @@ export function reportError(err: unknown, options: { json?: boolean; verbose?: b
     if (options.json) {
       info(JSON.stringify(err.outcome, null, 2));
     } else {
-      info(`Error: ${describeOutcome(err)}`);
+      const hint = err.status === 401 ? " (sign in again with 'hearth login')" : '';
+      info(`Error: ${describeOutcome(err)}${hint}`);
     }
     return EXIT_FAILURE;
   }

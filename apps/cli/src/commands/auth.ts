@@ -95,15 +95,26 @@ async function login(options: LoginOptions): Promise<void> {
   profile.baseUrl = baseUrl;
   const storage = new ProfileStorage(profile);
   const hearth = new CliClient({ baseUrl, clientId, storage, cacheTime: 0 });
-  switch (method) {
-    case 'client-credentials':
-      await hearth.signInWithClientCredentials(clientId as string, clientSecret as string);
-      break;
-    case 'password':
-      await passwordSignIn(hearth, profile, options);
-      break;
-    default:
-      await browserSignIn(hearth, options, clientId);
+  try {
+    switch (method) {
+      case 'client-credentials':
+        await hearth.signInWithClientCredentials(clientId as string, clientSecret as string);
+        break;
+      case 'password':
+        await passwordSignIn(hearth, profile, options);
+        break;
+      default:
+        await browserSignIn(hearth, options, clientId);
+    }
+  } catch (err) {
+    // A failed sign-in leaves no trace: no pending redirect state, no new empty profile.
+    if (profile.storage?.pendingAuthorize) {
+      storage.removeItem('pendingAuthorize');
+    }
+    if (!existing && Object.keys(profile.logins).length === 0) {
+      deleteProfile(profileName);
+    }
+    throw err;
   }
   profile.authMethod = method;
   profile.clientId = clientId;
