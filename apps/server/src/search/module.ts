@@ -1,4 +1,5 @@
-import type { Pool } from '../platform/postgres.js';
+import { withTransaction, type Pool } from '../platform/postgres.js';
+import { resourceTypes } from './resource-types.js';
 import { SearchEngine, type ResourceShaper } from './engine.js';
 import { Indexer } from './index/indexer.js';
 import { searchParamsFor } from './metadata.js';
@@ -16,6 +17,27 @@ export interface SearchModuleOptions {
   expandValueSet?: ValueSetExpander;
 }
 
+/**
+ * Rewrites the index rows of every resource of `types` (all types when omitted) in one project
+ * or all, each project and type in its own transaction. For the super admin's reindex (after
+ * an upgrade that changes how values are indexed). Returns the number of resources.
+ */
+async function reindexAll(pool: Pool, indexer: Indexer, types?: string[], projectId?: string): Promise<number> {
+  const projects = projectId
+    ? [projectId]
+    : (await pool.query<{ project_id: string }>('SELECT DISTINCT project_id FROM resource')).rows.map(
+        (r) => r.project_id,
+      );
+  const all = types ?? [...resourceTypes()];
+  let count = 0;
+  for (const project of projects) {
+    for (const type of all) {
+      count += await withTransaction(pool, (client) => indexer.reindex(client, project, [type]));
+    }
+  }
+  return count;
+}
+
 /** Write-time indexing, conditional matching and the search API, wired together. */
 export function createSearchModule(options: SearchModuleOptions): SearchModule {
   const registry = new SearchParamRegistry();
@@ -25,8 +47,10 @@ export function createSearchModule(options: SearchModuleOptions): SearchModule {
     shape: options.shape,
     expandValueSet: options.expandValueSet,
   });
+  const indexer = new Indexer({ registry, fhirBase: options.fhirBase });
   return {
-    indexer: new Indexer({ registry, fhirBase: options.fhirBase }),
+    indexer,
+    reindex: (types, projectId) => reindexAll(options.pool, indexer, types, projectId),
     matcher: engine,
     service: engine,
     registry,

@@ -29,6 +29,8 @@ export interface SearchModule {
   service: SearchService;
   /** The search parameters in force per project (base R4 + platform + the project's own). */
   registry: SearchParamRegistry;
+  /** Rewrites the index rows of `types` (default: all) in a project (default: every project). */
+  reindex(types?: string[], projectId?: string): Promise<number>;
   /** The search parameters of a type, with a project's own when given (for GET /metadata). */
   searchParamsFor(resourceType: string, projectId?: string): Promise<SearchParamInfo[]>;
 }

@@ -110,4 +110,13 @@ describe('custom SearchParameter resources', () => {
     const sorted = await get('Observation?rank=ge1&_sort=-rank', t.authHeaders);
     expect(ids(sorted.body)).toEqual([made[0].id, made[2].id, made[1].id]);
   });
+
+  it('reindex rebuilds lost index rows', async () => {
+    const p = await post({ resourceType: 'Patient', name: [{ family: 'Reindexed' }] }, t.authHeaders);
+    await t.pool.query('DELETE FROM search_string WHERE resource_id = $1', [p.id]);
+    expect(ids((await get('Patient?name=reindexed', t.authHeaders)).body)).toEqual([]);
+    const count = await t.services.search.reindex(['Patient'], t.testProject.projectId);
+    expect(count).toBeGreaterThan(0);
+    expect(ids((await get('Patient?name=reindexed', t.authHeaders)).body)).toEqual([p.id]);
+  });
 });
