@@ -12,6 +12,8 @@ import {
   type FragmentDefinitionNode,
   type GraphQLFormattedError,
   type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
 } from 'graphql';
 import { fail, methodNotAllowed, operationOutcomeToString } from '@hearth/core';
 import { errorToOutcome } from '../errors/to-outcome.js';
@@ -40,16 +42,77 @@ export interface GraphqlResponse {
 const MAX_TOKENS = 50_000;
 
 /**
- * Parses, validates, checks the limits, executes and shapes one request. Syntax, validation and
- * resolver errors are answered in `errors` (HTTP 200, per GraphQL over HTTP); a query past the
- * depth or cost limits, or a mutation sent by GET, throws an OperationOutcomeError instead.
+ * Answers of introspection-only queries, per schema: they are the same for every caller and
+ * large (GraphiQL's introspection of the whole schema is about 17 MB and seconds of CPU), so
+ * each distinct query is answered once per process.
+ */
+const introspectionCache = new WeakMap<GraphQLSchema, Map<string, string>>();
+const MAX_CACHED_INTROSPECTIONS = 16;
+
+function isIntrospectionOnly(
+  operation: OperationDefinitionNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+): boolean {
+  const only = (set: SelectionSetNode): boolean =>
+    set.selections.every((s) =>
+      s.kind === Kind.FIELD
+        ? s.name.value.startsWith('__')
+        : s.kind === Kind.INLINE_FRAGMENT
+          ? only(s.selectionSet)
+          : fragments[s.name.value] !== undefined && only(fragments[s.name.value].selectionSet),
+    );
+  return operation.operation === 'query' && only(operation.selectionSet);
+}
+
+/**
+ * Parses, validates, checks the limits, executes and shapes one request; returns the response
+ * as JSON text. Syntax, validation and resolver errors are answered in `errors` (HTTP 200, per
+ * GraphQL over HTTP); a query past the depth or cost limits, or a mutation sent by GET, throws
+ * an OperationOutcomeError instead.
  */
 export async function runGraphql(
   schema: GraphQLSchema,
   request: GraphqlRequest,
   ctx: GraphqlContext,
   options: GraphqlOptions & { method: string; rootValue?: unknown; logger?: Logger },
-): Promise<GraphqlResponse> {
+): Promise<string> {
+  const prepared = prepare(schema, request, options);
+  if ('errors' in prepared) {
+    return JSON.stringify(prepared);
+  }
+  const { operation, fragments } = prepared;
+  if (!isIntrospectionOnly(operation, fragments)) {
+    return JSON.stringify(await executeOperation(schema, request, ctx, options, prepared));
+  }
+  let cache = introspectionCache.get(schema);
+  if (!cache) {
+    cache = new Map();
+    introspectionCache.set(schema, cache);
+  }
+  const key = JSON.stringify([request.query, request.operationName ?? null, request.variables ?? null]);
+  let text = cache.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(await executeOperation(schema, request, ctx, options, prepared));
+    if (cache.size >= MAX_CACHED_INTROSPECTIONS) {
+      cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(key, text);
+  }
+  return text;
+}
+
+interface Prepared {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  fragments: Record<string, FragmentDefinitionNode>;
+}
+
+/** Parse, validation, the operation to run, the method and the limits: everything before execution. */
+function prepare(
+  schema: GraphQLSchema,
+  request: GraphqlRequest,
+  options: GraphqlOptions & { method: string },
+): Prepared | { errors: GraphQLFormattedError[] } {
   let document: DocumentNode;
   try {
     document = parse(request.query, { maxTokens: MAX_TOKENS });
@@ -85,7 +148,16 @@ export async function runGraphql(
     return { errors: variables.errors.map((e) => e.toJSON()) };
   }
   checkLimits(schema, operation, fragments, variables.coerced, options);
+  return { document, operation, fragments };
+}
 
+async function executeOperation(
+  schema: GraphQLSchema,
+  request: GraphqlRequest,
+  ctx: GraphqlContext,
+  options: { rootValue?: unknown; logger?: Logger },
+  { document, operation, fragments }: Prepared,
+): Promise<GraphqlResponse> {
   const result = await execute({
     schema,
     document,

@@ -1,5 +1,6 @@
 /** $graphql over HTTP: request forms, malformed input, limits, directives, batching, GraphiQL. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { graphqlTestClient, urn, type GraphqlTestClient, type Named } from './testing.js';
@@ -134,6 +135,28 @@ describe('requests', () => {
     expect(roots).toEqual(
       expect.arrayContaining(['Patient', 'PatientList', 'PatientConnection', 'ProjectMembership', 'BotList']),
     );
+  });
+});
+
+describe('introspection', () => {
+  it("answers GraphiQL's full introspection query, once computed per process", async () => {
+    const query = getIntrospectionQuery({
+      descriptions: true,
+      inputValueDeprecation: true,
+      directiveIsRepeatable: true,
+    });
+    const first = await c.raw(query);
+    expect(first.statusCode).toBe(200);
+    // A bound on the schema's size: GraphiQL downloads and parses all of it.
+    expect(first.body.length).toBeLessThan(20_000_000);
+    const schema = buildClientSchema((first.json() as { data: IntrospectionQuery }).data);
+    expect(schema.getQueryType()?.getFields().PatientConnection).toBeDefined();
+    const started = performance.now();
+    const second = await c.raw(query);
+    console.log(
+      `introspection: ${(first.body.length / 1e6).toFixed(1)} MB; again in ${(performance.now() - started).toFixed(0)} ms`,
+    );
+    expect(second.body).toBe(first.body);
   });
 });
 

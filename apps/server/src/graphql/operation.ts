@@ -87,13 +87,13 @@ export function graphqlOperation(deps: GraphqlOperationDeps): OperationDefinitio
         rootValue = trackContainer(context, read.resource);
         schema = schemas.instance(target.resourceType);
       }
-      const result = await runGraphql(schema, graphqlRequest, context, {
+      const text = await runGraphql(schema, graphqlRequest, context, {
         ...deps.options,
         method: request.method,
         rootValue,
         logger: deps.logger,
       });
-      return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(result));
+      return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(text);
     },
   };
 }

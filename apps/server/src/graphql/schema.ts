@@ -50,13 +50,22 @@ export interface FhirGraphqlSchemas {
   args: SearchArgCatalog;
 }
 
+interface Referrer {
+  source: string;
+  /** True when one of the source's parameters names this type among a few targets (not "any resource"). */
+  specific: boolean;
+}
+
 /** The source types whose reference parameters can point at each type (for reverse references). */
-function referrers(catalog: SearchArgCatalog, resourceTypes: string[]): Map<string, string[]> {
-  const byTarget = new Map<string, string[]>();
+function referrers(catalog: SearchArgCatalog, resourceTypes: string[]): Map<string, Referrer[]> {
+  const byTarget = new Map<string, Referrer[]>();
+  const anyResource = resourceTypes.length / 2;
   for (const source of resourceTypes) {
     for (const target of resourceTypes) {
-      if (catalog.referenceCodes(source, target).length > 0) {
-        byTarget.set(target, [...(byTarget.get(target) ?? []), source]);
+      const params = catalog.referenceParams(source, target);
+      if (params.length > 0) {
+        const specific = params.some((p) => (p.target?.length ?? 0) <= anyResource);
+        byTarget.set(target, [...(byTarget.get(target) ?? []), { source, specific }]);
       }
     }
   }
@@ -88,11 +97,14 @@ function connectionType(types: FhirGraphqlTypes, resourceType: string): GraphQLO
   });
 }
 
-/** Arguments as graphql-js defines them from a config (type/definition.ts defineArguments). */
+/**
+ * Arguments as graphql-js defines them from a config (type/definition.ts defineArguments),
+ * without descriptions: reverse references repeat the arguments of the root list fields.
+ */
 function toArguments(config: GraphQLFieldConfigArgumentMap): GraphQLArgument[] {
   return Object.entries(config).map(([name, arg]) => ({
     name,
-    description: arg.description,
+    description: undefined,
     type: arg.type,
     defaultValue: arg.defaultValue,
     deprecationReason: arg.deprecationReason,
@@ -108,37 +120,47 @@ export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
   const resourceTypes = getAllResourceTypes().filter((t) => isResourceType(t) && stored.has(t));
   const sourcesOf = referrers(catalog, resourceTypes);
 
-  // Reverse references: one field per (target, source) pair, thousands in all; each source's
-  // arguments are built once and shared by its fields (see ResourceObjectType).
-  const reverseArgs = new Map<string, { list: GraphQLList<GraphQLObjectType>; args: GraphQLArgument[] } | null>();
-  const reverseOf = (source: string) => {
-    let shared = reverseArgs.get(source);
-    if (shared === undefined) {
+  // Reverse references (hl7.org/fhir/R4/graphql.html#reverse): one field per (target, source)
+  // pair. A source that names the target among a few reference targets (Observation.subject:
+  // Patient, Group, Device, Location) takes all its search parameters; a source that refers to
+  // any resource (Provenance.target, AuditEvent.entity, List.item...: ~4,800 pairs) only `_count`,
+  // which keeps the schema's introspection (GraphiQL loads it) in the low tens of megabytes.
+  // Each source's arguments are built once and shared by its fields (see ResourceObjectType).
+  const shared = new Map<
+    string,
+    { list: GraphQLList<GraphQLObjectType>; args: GraphQLArgument[]; description: string } | null
+  >();
+  const reverseOf = (source: string, specific: boolean) => {
+    const key = `${source}|${specific}`;
+    let entry = shared.get(key);
+    if (entry === undefined) {
       const referenceEnum = catalog.referenceEnum(source);
-      shared = referenceEnum
+      const { _count } = catalog.listArgs(source);
+      entry = referenceEnum
         ? {
             list: new GraphQLList(types.objectType(source)),
+            description: `${source}s referring here by the _reference parameter${specific ? `; filters as ${source}List` : ''}`,
             args: toArguments({
-              _reference: { type: new GraphQLNonNull(referenceEnum), description: 'The parameter that refers here' },
-              ...catalog.listArgs(source),
+              _reference: { type: new GraphQLNonNull(referenceEnum) },
+              ...(specific ? catalog.listArgs(source) : { _count }),
             }),
           }
         : null;
-      reverseArgs.set(source, shared);
+      shared.set(key, entry);
     }
-    return shared;
+    return entry;
   };
   const reverseFields = (resourceType: string): BuiltFieldMap => {
     const fields: BuiltFieldMap = {};
-    for (const source of sourcesOf.get(resourceType) ?? []) {
-      const shared = reverseOf(source);
-      if (!shared) continue;
+    for (const { source, specific } of sourcesOf.get(resourceType) ?? []) {
+      const entry = reverseOf(source, specific);
+      if (!entry) continue;
       const name = `${source}List`;
       fields[name] = {
         name,
-        description: `${source} resources that refer to this ${resourceType} through the _reference parameter`,
-        type: shared.list,
-        args: shared.args,
+        description: entry.description,
+        type: entry.list,
+        args: entry.args,
         resolve: (focus, args, ctx) => reverseList(source, focus as unknown as Resource, args, ctx),
         subscribe: undefined,
         deprecationReason: undefined,

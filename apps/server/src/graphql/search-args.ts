@@ -6,6 +6,7 @@ import {
   type GraphQLFieldConfigArgumentMap,
 } from 'graphql';
 import type { SearchParamRegistry } from '../search/registry/project-params.js';
+import type { ParamDef } from '../search/registry/params.js';
 
 /** Arguments every search list takes besides the search parameters (hl7.org/fhir/R4/graphql.html#searching). */
 export const LIST_CONTROL_ARGS = ['_count', '_offset', '_sort'] as const;
@@ -90,10 +91,10 @@ export class SearchArgCatalog {
    * The reference parameters of `sourceType` that may point at `targetType` through an explicit
    * target list: the parameters a reverse reference (`_reference`) can name inside `targetType`.
    */
-  referenceCodes(sourceType: string, targetType: string): string[] {
-    return [...this.registry.paramsFor(sourceType).values()]
-      .filter((p) => p.type === 'reference' && p.target?.includes(targetType))
-      .map((p) => p.code);
+  referenceParams(sourceType: string, targetType: string): ParamDef[] {
+    return [...this.registry.paramsFor(sourceType).values()].filter(
+      (p) => p.type === 'reference' && p.target?.includes(targetType),
+    );
   }
 
   /** True when `code` is a reference parameter of `sourceType` that may point at `targetType`. */

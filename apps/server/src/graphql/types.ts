@@ -192,7 +192,8 @@ export class FhirGraphqlTypes {
 
   /**
    * Arguments of a list element (hl7.org/fhir/R4/graphql.html#list): `_count`, `_offset`, and one
-   * per primitive child element, keeping the items whose child has that value (`name(use: official)`).
+   * per primitive child element, keeping the items whose child has that value (`name(use: official)`,
+   * `extension(url: "...")`).
    */
   private listArgs(code: string): GraphQLFieldConfigArgumentMap {
     let args = this.listArgsByType.get(code);
@@ -202,8 +203,11 @@ export class FhirGraphqlTypes {
         _offset: { type: GraphQLInt, description: 'Skip this many items' },
       };
       if (!ANY_RESOURCE.has(code)) {
-        for (const { name, code: child } of this.elementsOf(this.typeSchema(code))) {
-          if (this.isPrimitive(child) && !(name in args)) {
+        // Plain primitive children only: choice values (Extension.valueString and 40 others) would
+        // put dozens of arguments on every `extension` field for little use.
+        for (const [name, element] of Object.entries(this.typeSchema(code).elements)) {
+          const child = element.type[0]?.code;
+          if (!name.endsWith('[x]') && child && this.isPrimitive(child) && !(name in args)) {
             args[name] = { type: FilterValueScalar };
           }
         }
