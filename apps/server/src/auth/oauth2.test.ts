@@ -9,7 +9,7 @@ import type { ClientApplication } from './types.js';
 let t: TestApp;
 let jwks: Server;
 let jwksUrl = '';
-let privateKey: CryptoKey;
+let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let client: ClientApplication;
 const REDIRECT = 'https://app.example.org/callback';
 
@@ -22,7 +22,7 @@ const form = (fields: Record<string, string>, headers: Record<string, string> = 
 
 beforeAll(async () => {
   const pair = await generateKeyPair('ES384');
-  privateKey = pair.privateKey as CryptoKey;
+  privateKey = pair.privateKey;
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES384' };
   jwks = createServer((_req, res) =>
     res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })),

@@ -129,7 +129,7 @@ describe('user/ and system/ scopes', () => {
       method: 'PUT',
       url: `/fhir/R4/Basic/${created.json().id}`,
       headers: { ...headers, 'content-type': FHIR },
-      payload: { ...created.json(), code: { text: 'u' } },
+      payload: { ...(created.json() as object), code: { text: 'u' } },
     });
     expect(update.statusCode).toBe(403);
   });
