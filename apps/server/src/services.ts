@@ -98,6 +98,9 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     binaryStore,
     operations,
     listeners,
+    // Bots act as their own membership, deliveries read as the subscription's author: access rules apply.
+    memberScope: async (membership) => auth.scopeOf(await auth.authenticator.forMembership(membership)),
+    mailer: auth.deps.mailer,
   });
   return {
     repositoryDeps,

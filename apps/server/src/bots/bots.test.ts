@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { createBot, deploy, FHIR_JSON, get, post, testProjectId } from './testing.js';
+import { createBot, deploy, FHIR_JSON, get, post, testProjectId, waitFor } from './testing.js';
 
 let t: TestApp;
 
@@ -128,6 +128,13 @@ describe('Bot $deploy and $execute', () => {
     const res = await post(t, `fhir/R4/Bot/${bot.id}/$execute`, 'audit me', 'text/plain');
     const traceId = res.headers.get('x-trace-id');
     expect(traceId).toBeTruthy();
+    // AuditEvents are written in batches a few milliseconds after the run.
+    await waitFor(async () => {
+      const found = await t.pool.query(`SELECT 1 FROM "AuditEvent" WHERE NOT deleted AND content LIKE $1`, [
+        `%${traceId}%`,
+      ]);
+      return found.rowCount ? true : undefined;
+    });
     const rows = await t.pool.query<{ content: string }>(`SELECT content FROM "AuditEvent" WHERE NOT deleted`);
     const events = rows.rows.map(
       (r) =>
@@ -187,6 +194,39 @@ describe('Bot $deploy and $execute', () => {
     expect(String(out.missing)).toContain('not found');
     const stored = (await get(t, `fhir/R4/Patient/${out.id as string}`)).json() as Resource;
     expect(stored.meta?.author?.reference).toBe(`Bot/${worker.id}`);
+  });
+
+  it("acts as the bot's own membership: its access policy applies", async () => {
+    const policy = await post(
+      t,
+      'fhir/R4/AccessPolicy',
+      {
+        resourceType: 'AccessPolicy',
+        name: 'patients read-only',
+        resource: [{ resourceType: 'Patient', readonly: true }],
+      },
+      FHIR_JSON,
+    );
+    expect(policy.status).toBe(201);
+    const limited = await createBot(t, {}, `AccessPolicy/${(policy.json() as Resource).id}`);
+    await deploy(
+      t,
+      limited.id,
+      `export async function handler(client) {
+        const out = {};
+        try { out.search = (await client.searchResources('Patient', '_count=1')).length >= 0; } catch (e) { out.search = e.message; }
+        try { await client.createResource({ resourceType: 'Patient' }); out.createPatient = 'created'; } catch (e) { out.createPatient = e.message; }
+        try { await client.createResource({ resourceType: 'Observation', status: 'final', code: { text: 'x' } }); out.createObservation = 'created'; } catch (e) { out.createObservation = e.message; }
+        return out;
+      }`,
+      'limited.js',
+    );
+    const res = await post(t, `fhir/R4/Bot/${limited.id}/$execute`, {});
+    expect(res.status).toBe(200);
+    const out = res.json() as Record<string, unknown>;
+    expect(out.search).toBe(true);
+    expect(out.createPatient).not.toBe('created');
+    expect(out.createObservation).not.toBe('created');
   });
 
   it('answers 400 with the error for a bot that throws, and for one never deployed', async () => {

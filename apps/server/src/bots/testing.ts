@@ -9,17 +9,28 @@ export function testProjectId(t: TestApp): string {
   return t.testProject.projectId;
 }
 
-/** Creates a Bot and its ProjectMembership (what POST /admin/projects/{id}/bot does). */
-export async function createBot(t: TestApp, bot: Partial<Resource> = {}): Promise<Resource & { id: string }> {
+/**
+ * Creates a Bot and its ProjectMembership through POST /admin/projects/{id}/bot (optionally with an
+ * access policy), then sets any other fields given.
+ */
+export async function createBot(
+  t: TestApp,
+  bot: Partial<Resource> = {},
+  accessPolicy?: string,
+): Promise<Resource & { id: string }> {
   const projectId = testProjectId(t);
-  const repo = t.services.systemRepo(projectId);
-  const { resource } = await repo.createResource({ resourceType: 'Bot', name: 'test bot', ...bot });
-  await repo.createResource({
-    resourceType: 'ProjectMembership',
-    project: { reference: `Project/${projectId}` },
-    user: { reference: `Bot/${resource.id}` },
-    profile: { reference: `Bot/${resource.id}` },
+  const res = await post(t, `admin/projects/${projectId}/bot`, {
+    name: (bot.name as string | undefined) ?? 'test bot',
+    ...(accessPolicy ? { accessPolicy: { reference: accessPolicy } } : {}),
   });
+  if (res.status !== 201) {
+    throw new Error(`bot creation failed: ${res.status} ${res.text}`);
+  }
+  const created = res.json() as Resource & { id: string };
+  if (Object.keys(bot).length === 0) {
+    return created;
+  }
+  const { resource } = await t.services.systemRepo(projectId).updateResource({ ...created, ...bot });
   return resource as Resource & { id: string };
 }
 
@@ -29,10 +40,11 @@ export async function post(
   path: string,
   body: unknown,
   contentType = 'application/json',
+  auth: Record<string, string> = t.authHeaders,
 ): Promise<{ status: number; headers: Headers; text: string; json: () => unknown }> {
   const res = await fetch(new URL(path, t.baseUrl), {
     method: 'POST',
-    headers: { ...t.authHeaders, 'content-type': contentType },
+    headers: { ...auth, 'content-type': contentType },
     body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   });
   const text = await res.text();

@@ -1,0 +1,307 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Resource } from '@hearth/core';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { createBot, deploy, FHIR_JSON, post, waitFor } from '../bots/testing.js';
+import { signBody } from './deliver.js';
+import { startReceiver, type Receiver } from './testing.js';
+
+let t: TestApp;
+let receiver: Receiver;
+
+const EXT = 'https://medplum.com/fhir/StructureDefinition/';
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  t = await createTestApp({
+    listen: true,
+    config: { outboundAllowList: ['127.0.0.1'], jobRetryDelaySeconds: 1, jobPollingIntervalMs: 500 },
+  });
+});
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+});
+
+async function create<T extends Resource>(resource: T): Promise<T & { id: string }> {
+  const res = await post(t, `fhir/R4/${resource.resourceType}`, resource, FHIR_JSON);
+  if (res.status !== 201) {
+    throw new Error(`create failed: ${res.status} ${res.text}`);
+  }
+  return res.json() as T & { id: string };
+}
+
+async function update<T extends Resource>(resource: T): Promise<T> {
+  const res = await fetch(new URL(`fhir/R4/${resource.resourceType}/${resource.id}`, t.baseUrl), {
+    method: 'PUT',
+    headers: { 'content-type': FHIR_JSON, ...t.authHeaders },
+    body: JSON.stringify(resource),
+  });
+  return (await res.json()) as T;
+}
+
+function subscription(criteria: string, endpoint: string, extra: Record<string, unknown> = {}): Resource {
+  return {
+    resourceType: 'Subscription',
+    status: 'active',
+    reason: 'test',
+    criteria,
+    channel: { type: 'rest-hook', endpoint, payload: 'application/fhir+json' },
+    ...extra,
+  };
+}
+
+/** Requests that arrived for a resource id (the body names it, or the deleted-resource header does). */
+function arrivals(id: string, path = '/'): { body: string; headers: Record<string, unknown> }[] {
+  return receiver.requests
+    .filter(
+      (r) =>
+        r.url === path && (r.body.includes(id) || String(r.headers['x-medplum-deleted-resource'] ?? '').includes(id)),
+    )
+    .map((r) => ({ body: r.body, headers: r.headers as Record<string, unknown> }));
+}
+
+async function auditEvents(subscriptionId: string): Promise<(Resource & { outcome?: string; outcomeDesc?: string })[]> {
+  const rows = await t.pool.query<{ content: string }>(
+    `SELECT content FROM "AuditEvent" WHERE NOT deleted AND content LIKE $1 ORDER BY last_updated`,
+    [`%Subscription/${subscriptionId}%`],
+  );
+  return rows.rows.map((r) => JSON.parse(r.content) as Resource & { outcome?: string; outcomeDesc?: string });
+}
+
+describe('rest-hook subscriptions', () => {
+  it('POSTs a matching resource with custom headers and an HMAC-SHA256 signature; ignores others', async () => {
+    const sub = await create(
+      subscription('Patient?name=Watched', `${receiver.url}hook`, {
+        channel: {
+          type: 'rest-hook',
+          endpoint: `${receiver.url}hook`,
+          payload: 'application/fhir+json',
+          header: ['Authorization: Bearer abc123', 'X-Custom: yes'],
+        },
+        extension: [{ url: `${EXT}subscription-secret`, valueString: 's3cret' }],
+      }),
+    );
+    const other = await create({ resourceType: 'Patient', name: [{ family: 'Unwatched' }] });
+    const watched = await create({ resourceType: 'Patient', name: [{ family: 'Watched' }] });
+    const [hit] = await waitFor(() =>
+      arrivals(watched.id, '/hook').length ? arrivals(watched.id, '/hook') : undefined,
+    );
+    const body = hit.body;
+    expect(JSON.parse(body)).toMatchObject({ resourceType: 'Patient', id: watched.id });
+    expect(hit.headers['content-type']).toBe('application/fhir+json');
+    expect(hit.headers.authorization).toBe('Bearer abc123');
+    expect(hit.headers['x-custom']).toBe('yes');
+    expect(hit.headers['x-signature']).toBe(signBody('s3cret', body));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(arrivals(other.id, '/hook')).toHaveLength(0);
+    const audits = await waitFor(async () => {
+      const list = await auditEvents(sub.id);
+      return list.length > 0 ? list : undefined;
+    });
+    expect(audits[0].outcome).toBe('0');
+    expect(audits[0].outcomeDesc).toContain('answered 200');
+  });
+
+  it('retries with backoff after the receiver fails twice, and records every attempt', async () => {
+    const sub = await create(subscription('Observation?code=retry-me', `${receiver.url}retry`));
+    receiver.failNext(2);
+    const obs = await create({
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ code: 'retry-me' }] },
+    });
+    await waitFor(() => (arrivals(obs.id, '/retry').length >= 3 ? true : undefined), 20000);
+    const times = receiver.requests.filter((r) => r.url === '/retry').map((r) => r.at);
+    expect(times).toHaveLength(3);
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(900);
+    expect(times[2] - times[1]).toBeGreaterThanOrEqual(1900);
+    const audits = await waitFor(async () => {
+      const list = await auditEvents(sub.id);
+      return list.length >= 3 ? list : undefined;
+    });
+    expect(audits.map((a) => a.outcome)).toEqual(['4', '4', '0']);
+    expect(audits[0].outcomeDesc).toContain('answered 500');
+    expect(audits[0].outcomeDesc).toContain('attempt 1 of 5');
+  });
+
+  it('sends an empty body when the subscription asks for no payload', async () => {
+    await create({
+      resourceType: 'Subscription',
+      status: 'active',
+      reason: 'ping only',
+      criteria: 'Device',
+      channel: { type: 'rest-hook', endpoint: `${receiver.url}empty` },
+    });
+    const before = receiver.requests.filter((r) => r.url === '/empty').length;
+    await create({ resourceType: 'Device' });
+    await waitFor(() => (receiver.requests.filter((r) => r.url === '/empty').length > before ? true : undefined));
+    const last = receiver.requests.filter((r) => r.url === '/empty').at(-1);
+    expect(last?.body).toBe('');
+  });
+
+  it('honours the interaction filter extension (update only) and the FHIRPath filter', async () => {
+    await create(
+      subscription('Practitioner', `${receiver.url}updates`, {
+        extension: [{ url: `${EXT}subscription-supported-interaction`, valueCode: 'update' }],
+      }),
+    );
+    await create(
+      subscription('Practitioner', `${receiver.url}fhirpath`, {
+        extension: [
+          {
+            url: `${EXT}fhir-path-criteria-expression`,
+            valueString: '%previous.active = true and %current.active = false',
+          },
+        ],
+      }),
+    );
+    const pr = await create({ resourceType: 'Practitioner', active: true });
+    await update({ ...pr, gender: 'female' });
+    await waitFor(() => (arrivals(pr.id, '/updates').length === 1 ? true : undefined));
+    expect(arrivals(pr.id, '/fhirpath')).toHaveLength(0);
+    await update({ ...pr, active: false });
+    await waitFor(() => (arrivals(pr.id, '/fhirpath').length === 1 ? true : undefined));
+    await waitFor(() => (arrivals(pr.id, '/updates').length === 2 ? true : undefined));
+    // Creation fired neither.
+    expect(JSON.parse(arrivals(pr.id, '/updates')[0].body).meta.versionId).toBe('2');
+  });
+
+  it('notifies deletions to subscriptions that ask for them', async () => {
+    await create(
+      subscription('Organization', `${receiver.url}deletes`, {
+        extension: [{ url: `${EXT}subscription-supported-interaction`, valueCode: 'delete' }],
+      }),
+    );
+    const org = await create({ resourceType: 'Organization', name: 'Doomed' });
+    const res = await fetch(new URL(`fhir/R4/Organization/${org.id}`, t.baseUrl), {
+      method: 'DELETE',
+      headers: t.authHeaders,
+    });
+    expect(res.status).toBeLessThan(300);
+    const [hit] = await waitFor(() => (arrivals(org.id, '/deletes').length ? arrivals(org.id, '/deletes') : undefined));
+    expect(hit.headers['x-medplum-deleted-resource']).toBe(`Organization/${org.id}`);
+    expect(JSON.parse(hit.body)).toMatchObject({ resourceType: 'Organization', name: 'Doomed' });
+  });
+
+  it('$resend sends a resource again to its matching subscriptions', async () => {
+    const sub = await create(subscription('Location?name=Resent', `${receiver.url}resend`));
+    const loc = await create({ resourceType: 'Location', name: 'Resent' });
+    await waitFor(() => (arrivals(loc.id, '/resend').length === 1 ? true : undefined));
+    const res = await post(
+      t,
+      `fhir/R4/Location/${loc.id}/$resend`,
+      {
+        resourceType: 'Parameters',
+        parameter: [{ name: 'subscription', valueString: `Subscription/${sub.id}` }],
+      },
+      FHIR_JSON,
+    );
+    expect(res.status).toBe(200);
+    await waitFor(() => (arrivals(loc.id, '/resend').length === 2 ? true : undefined));
+  });
+
+  it('ignores subscriptions that are not active', async () => {
+    await create({ ...subscription('Group', `${receiver.url}off`), status: 'off' });
+    const g = await create({ resourceType: 'Group', type: 'person', actual: true });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(arrivals(g.id, '/off')).toHaveLength(0);
+  });
+});
+
+describe("deliveries respect the author's access", () => {
+  it('never carries a resource the subscription author cannot read', async () => {
+    // The author: a bot whose policy lets it manage subscriptions and read patients, nothing else.
+    const policy = await create({
+      resourceType: 'AccessPolicy',
+      name: 'subscriptions and patients',
+      resource: [{ resourceType: 'Subscription' }, { resourceType: 'Patient', readonly: true }],
+    });
+    const author = await createBot(t, {}, `AccessPolicy/${policy.id}`);
+    await deploy(
+      t,
+      author.id,
+      `export async function handler(client, event) {
+        const ids = [];
+        for (const criteria of event.input.criteria) {
+          const sub = await client.createResource({
+            resourceType: 'Subscription', status: 'active', reason: 'author test', criteria,
+            channel: { type: 'rest-hook', endpoint: event.input.endpoint, payload: 'application/fhir+json' },
+          });
+          ids.push(sub.id);
+        }
+        return ids;
+      }`,
+      'subscriber.js',
+    );
+    const res = await post(t, `fhir/R4/Bot/${author.id}/$execute`, {
+      criteria: ['Patient?name=Restricted', 'Observation?code=restricted'],
+      endpoint: `${receiver.url}author`,
+    });
+    expect(res.status).toBe(200);
+    const [patientSub] = res.json() as string[];
+    const stored = (await t.services.systemRepo(t.testProject.projectId).readResource('Subscription', patientSub))
+      .resource;
+    expect(stored.meta?.author?.reference).toBe(`Bot/${author.id}`);
+
+    const obs = await create({
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ code: 'restricted' }] },
+    });
+    const patient = await create({ resourceType: 'Patient', name: [{ family: 'Restricted' }] });
+    await waitFor(() => (arrivals(patient.id, '/author').length === 1 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(arrivals(obs.id, '/author')).toHaveLength(0);
+    expect(receiver.requests.filter((r) => r.url === '/author')).toHaveLength(1);
+  });
+});
+
+describe('a bot as the subscription endpoint', () => {
+  it('runs the bot (as a job) with the resource as input', async () => {
+    const bot = await createBot(t);
+    await deploy(
+      t,
+      bot.id,
+      `export async function handler(client, event) {
+        const patient = event.input;
+        console.log('flagging', patient.id);
+        await client.createResource({
+          resourceType: 'Flag',
+          status: 'active',
+          code: { text: 'seen by bot' },
+          subject: { reference: 'Patient/' + patient.id },
+        });
+        return { ok: true };
+      }`,
+      'flagger.js',
+    );
+    const sub = await create(subscription('Patient?name=Flagme', `Bot/${bot.id}`));
+    const patient = await create({ resourceType: 'Patient', name: [{ family: 'Flagme' }] });
+    const flag = await waitFor(async () => {
+      const rows = await t.pool.query<{ content: string }>(
+        `SELECT content FROM "Flag" WHERE NOT deleted AND content LIKE $1`,
+        [`%Patient/${patient.id}%`],
+      );
+      return rows.rows[0] ? (JSON.parse(rows.rows[0].content) as Resource) : undefined;
+    });
+    expect(flag.meta?.author?.reference).toBe(`Bot/${bot.id}`);
+    const audits = await waitFor(async () => {
+      const list = await auditEvents(sub.id);
+      return list.length > 0 ? list : undefined;
+    });
+    expect(audits[0].outcomeDesc).toContain(`flagging ${patient.id}`);
+    expect(JSON.stringify(audits[0])).toContain(`Bot/${bot.id}`);
+  });
+});
+
+describe('the write path', () => {
+  it('never waits for subscriptions: a write answers before any delivery is made', async () => {
+    const slowReceiverUrl = `${receiver.url}slow`;
+    await create(subscription('Medication', slowReceiverUrl));
+    const started = Date.now();
+    const med = await create({ resourceType: 'Medication' });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(arrivals(med.id, '/slow')).toHaveLength(0);
+    await waitFor(() => (arrivals(med.id, '/slow').length === 1 ? true : undefined));
+  });
+});
