@@ -17,6 +17,8 @@ export interface EntryDeps {
   fhirBase: string;
   search: SearchService;
   binary: BinaryStore;
+  /** Told of every Binary content file written, so a transaction can remove them on rollback. */
+  onStored?: (key: string) => void;
 }
 
 /** What an entry answers: response.status/location/etag/lastModified and the resource or Bundle text. */
@@ -163,6 +165,9 @@ async function writeWithBinary(
     return write(resource);
   }
   const stored = await storeBinaryResource(deps.binary, resource);
+  if (stored.key) {
+    deps.onStored?.(stored.key);
+  }
   try {
     return await write(stored.resource);
   } catch (err) {

@@ -61,6 +61,8 @@ async function processTransaction(
 
   // POST: an id for every create, or the existing match of a conditional create.
   const creates: RequestEntry[] = [];
+  const createdFor = new Map<string, RequestEntry>();
+  const sameAs = new Map<RequestEntry, RequestEntry>();
   for (const e of of('POST').filter((p) => !isSearchPost(p))) {
     await atEntry(e, async () => {
       const type = e.target.resourceType as string;
@@ -71,6 +73,15 @@ async function processTransaction(
       let id: string | undefined;
       if (e.ifNoneExist) {
         const query = substituteQuery(e.ifNoneExist, fullUrls);
+        const earlier = createdFor.get(conditionKey(type, query));
+        if (earlier) {
+          // The same condition as an earlier create of this Bundle: that one resource answers both.
+          sameAs.set(e, earlier);
+          if (e.fullUrl) {
+            fullUrls.set(e.fullUrl, `${type}/${earlier.resource?.id as string}`);
+          }
+          return;
+        }
         const ids = await tx.findMatches(type, query, 2);
         if (ids.length > 1) {
           fail(preconditionFailed(`ifNoneExist matched ${ids.length} or more ${type} resources`));
@@ -86,7 +97,9 @@ async function processTransaction(
         e.resource = { ...(e.resource as Resource), id };
         creates.push(e);
         if (e.ifNoneExist) {
-          conditions.set(conditionKey(type, substituteQuery(e.ifNoneExist, fullUrls)), `${type}/${id}`);
+          const key = conditionKey(type, substituteQuery(e.ifNoneExist, fullUrls));
+          conditions.set(key, `${type}/${id}`);
+          createdFor.set(key, e);
         }
       }
       if (e.fullUrl) {
@@ -148,10 +161,15 @@ async function processTransaction(
     creates.forEach((e, i) => {
       results[e.index] = writeEntryResult(written[i], deps.fhirBase, 201);
     });
+    for (const [e, earlier] of sameAs) {
+      results[e.index] = { ...results[earlier.index], status: 200 };
+    }
   }
 
+  // Binary content written by PUT entries is removed again if the transaction rolls back.
+  const putDeps: EntryDeps = { ...deps, onStored: (key) => storedKeys.push(key) };
   for (const e of entries.filter((x) => x.method === 'PUT' || x.method === 'PATCH')) {
-    results[e.index] = await atEntry(e, () => executeEntry(tx, e, deps));
+    results[e.index] = await atEntry(e, () => executeEntry(tx, e, putDeps));
   }
   for (const e of entries.filter((x) => x.method === 'GET' || x.method === 'HEAD' || isSearchPost(x))) {
     results[e.index] = await atEntry(e, () => executeEntry(tx, e, deps));

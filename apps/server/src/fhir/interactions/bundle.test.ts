@@ -167,6 +167,53 @@ describe('transaction', () => {
     expect(history.entry).toHaveLength(1); // only the Patient created by this test
   });
 
+  it('resolves conditional creates against the database and against earlier entries of the Bundle', async () => {
+    const system = 'http://example.org/bundle-cond';
+    const existing = await create({ resourceType: 'Practitioner', identifier: [{ system, value: 'known' }] });
+    const entry = (fullUrl: string, value: string) => ({
+      fullUrl,
+      resource: { resourceType: 'Practitioner', identifier: [{ system, value }] },
+      request: { method: 'POST', url: 'Practitioner', ifNoneExist: `identifier=${system}|${value}` },
+    });
+    const res = await post({
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: [
+        entry('urn:uuid:p-known', 'known'),
+        entry('urn:uuid:p-new-1', 'new'),
+        entry('urn:uuid:p-new-2', 'new'),
+        {
+          resource: {
+            resourceType: 'Encounter',
+            status: 'finished',
+            class: { code: 'AMB' },
+            participant: [
+              { individual: { reference: 'urn:uuid:p-known' } },
+              { individual: { reference: 'urn:uuid:p-new-2' } },
+              { individual: { reference: `Practitioner?identifier=${system}|new` } },
+            ],
+          },
+          request: { method: 'POST', url: 'Encounter' },
+        },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const [known, new1, new2, encounter] = res.json().entry as ResponseEntry[];
+    expect(known.response.status).toBe('200 OK');
+    expect(known.resource!.id).toBe(existing.id);
+    expect(new1.response.status).toBe('201 Created');
+    expect(new2.response.status).toBe('200 OK');
+    expect(new2.resource!.id).toBe(new1.resource!.id);
+    const refs = (encounter.resource!.participant as { individual: { reference: string } }[]).map(
+      (p) => p.individual.reference,
+    );
+    expect(refs).toEqual([
+      `Practitioner/${existing.id}`,
+      `Practitioner/${new1.resource!.id}`,
+      `Practitioner/${new1.resource!.id}`,
+    ]);
+  });
+
   it('rejects a urn:uuid reference that no entry defines', async () => {
     const res = await post({
       resourceType: 'Bundle',
