@@ -1,6 +1,6 @@
 import { badRequest, fail, Operator } from '@hearth/core';
 import { invalidValue, unescapeValue, type QueryContext, type ValueItem } from '../query/context.js';
-import { parseDateRange, toTimestamp } from '../values/dates.js';
+import { clampMs, parseDateRange, toTimestamp } from '../values/dates.js';
 import { anyOf, type KindQuery } from './match.js';
 
 /**
@@ -16,8 +16,8 @@ export function rangePredicate(
   sl: number,
   sh: number,
 ): string {
-  const L = () => ctx.bind(toTimestamp(sl), 'timestamptz');
-  const H = () => ctx.bind(toTimestamp(sh), 'timestamptz');
+  const L = () => ctx.bind(toTimestamp(clampMs(sl)), 'timestamptz');
+  const H = () => ctx.bind(toTimestamp(clampMs(sh)), 'timestamptz');
   switch (prefix) {
     case Operator.EQUALS:
       return `${low} >= ${L()} AND ${high} <= ${H()}`;
@@ -38,7 +38,7 @@ export function rangePredicate(
     case Operator.APPROXIMATELY: {
       // "Approximately": within 10% of the distance between now and the value, at least a day.
       const gap = Math.max(86_400_000, Math.abs(Date.now() - sl) * 0.1);
-      return `${low} < ${ctx.bind(toTimestamp(sh + gap), 'timestamptz')} AND ${high} > ${ctx.bind(toTimestamp(sl - gap), 'timestamptz')}`;
+      return `${low} < ${ctx.bind(toTimestamp(clampMs(sh + gap)), 'timestamptz')} AND ${high} > ${ctx.bind(toTimestamp(clampMs(sl - gap)), 'timestamptz')}`;
     }
     default:
       fail(badRequest(`Prefix ${prefix} is not supported`));

@@ -33,6 +33,9 @@ const QUERIES: Partial<Record<SearchParamType, KindQuery>> = {
   uri: uriQuery,
 };
 
+/** Most links (and modifiers) in one parameter name: chains, nested _has. */
+const MAX_LINKS = 12;
+
 /** A resource row in SQL: its alias, and its type when fixed (else the row's own resource_type). */
 export interface RowRef {
   alias: string;
@@ -77,6 +80,9 @@ function findParam(ctx: QueryContext, row: RowRef, code: string, types?: string[
  * filter was ignored (an unknown parameter under lenient handling).
  */
 export function compileFilter(ctx: QueryContext, row: RowRef, filter: Filter, types?: string[]): string | undefined {
+  if (filter.code.split(/[.:]/).length > MAX_LINKS) {
+    fail(badRequest(`${filter.code}: chains and _has may have at most ${MAX_LINKS} links`, filter.code));
+  }
   if (filter.code.startsWith('_has:')) {
     return compileHas(ctx, row, filter);
   }

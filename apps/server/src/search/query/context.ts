@@ -93,6 +93,9 @@ const PREFIXES = new Set<string>(['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb'
 const PREFIXED_TYPES = new Set<SearchParamType>(['number', 'date', 'quantity']);
 
 /** Splits a filter's value into its OR alternatives, reading prefixes for number, date and quantity. */
+/** Most alternatives one parameter may list (each becomes bound values in SQL). */
+export const MAX_OR_VALUES = 100;
+
 export function valueItems(filter: Filter, type: SearchParamType): ValueItem[] {
   const prefixed = PREFIXED_TYPES.has(type);
   let value = filter.value;
@@ -102,7 +105,11 @@ export function valueItems(filter: Filter, type: SearchParamType): ValueItem[] {
     value = `${own}${value}`;
     own = Operator.EQUALS;
   }
-  return splitSearchValue(value, ',', false).map((text) => {
+  const texts = splitSearchValue(value, ',', false);
+  if (texts.length > MAX_OR_VALUES) {
+    fail(badRequest(`${filter.code}: at most ${MAX_OR_VALUES} values separated by commas`, filter.code));
+  }
+  return texts.map((text) => {
     if (prefixed && own === Operator.EQUALS && /^[a-z]{2}/.test(text) && PREFIXES.has(text.slice(0, 2))) {
       return { prefix: text.slice(0, 2) as Operator, text: text.slice(2) };
     }

@@ -1,7 +1,7 @@
 import { badRequest, escapeSearchValue, fail, Operator, type Filter } from '@hearth/core';
 import { resourceTypes } from '../resource-types.js';
 import { resourceTable } from '../../storage/tables.js';
-import { parseDateRange, toTimestamp } from '../values/dates.js';
+import { clampMs, parseDateRange, toTimestamp } from '../values/dates.js';
 import { escapeLike, normalizeString } from '../values/strings.js';
 import { compileFilter, existsRow, KIND_OF, visibleRow, type RowRef } from './conditions.js';
 import type { QueryContext } from './context.js';
@@ -140,7 +140,7 @@ function compareParam(ctx: QueryContext, row: RowRef, code: string, node: Filter
     return existsRow(ctx, row, {
       kind: 'date',
       code: param.code,
-      predicate: `\u0000.low < ${ctx.bind(toTimestamp(range.high), 'timestamptz')} AND \u0000.high > ${ctx.bind(toTimestamp(range.low), 'timestamptz')}`,
+      predicate: `\u0000.low < ${ctx.bind(toTimestamp(clampMs(range.high)), 'timestamptz')} AND \u0000.high > ${ctx.bind(toTimestamp(clampMs(range.low)), 'timestamptz')}`,
     });
   }
   if (

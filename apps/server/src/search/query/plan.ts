@@ -7,6 +7,9 @@ import type { QueryContext } from './context.js';
 import { compileFhirFilter } from './filter-expression.js';
 import { planSort, type SortPlan } from './sort.js';
 
+/** Most search parameters in one search (each is a semi-join). */
+export const MAX_FILTERS = 50;
+
 /** A search compiled to SQL pieces over the resource rows aliased `r`. */
 export interface CompiledSearch {
   /** The FROM item: one type's partition, or the parent table for several types. */
@@ -84,6 +87,9 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
   }
   if (compartment) {
     where.push(compartmentCondition(ctx, row, types, compartment));
+  }
+  if ((request.filters?.length ?? 0) > MAX_FILTERS) {
+    fail(badRequest(`A search may have at most ${MAX_FILTERS} parameters`));
   }
   for (const filter of request.filters ?? []) {
     const cond = compileFilter(ctx, row, filter as Filter, single ? undefined : types);

@@ -151,6 +151,16 @@ describe('errors and handling', () => {
       expect(res.status, url).toBe(400);
     }
   });
+  it('bounds the work one search can ask for', async () => {
+    const many = Array.from({ length: 101 }, (_, i) => `v${i}`).join(',');
+    expect((await status(t, `Patient?identifier=${many}`)).status).toBe(400);
+    const deep = `Observation?${Array.from({ length: 13 }, () => 'subject:Patient').join('.')}.name=x`;
+    expect((await status(t, deep)).status).toBe(400);
+    // Dates PostgreSQL cannot hold are clamped, not a 500.
+    expect((await status(t, 'Patient?birthdate=lt0000-01-01')).status).toBe(200);
+    expect((await status(t, 'Patient?birthdate=gt9999-12-31T23:59:59Z')).status).toBe(200);
+  });
+
   it('binds hostile values as data', async () => {
     const b = await search(t, `Patient?name=${encodeURIComponent("O'Brien; DROP")}`);
     expect(ids(b)).toHaveLength(1);
