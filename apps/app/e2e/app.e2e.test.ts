@@ -223,7 +223,7 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await page.getByRole('table', { name: 'Project members' }).waitFor();
     await page.getByLabel('First name').fill('Grace');
     await page.getByLabel('Last name').fill('Hopper');
-    await page.getByLabel('Email').fill('grace@example.com');
+    await page.getByRole('textbox', { name: /^Email/ }).fill('grace@example.com');
     await page.getByRole('button', { name: 'Invite', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Invited Grace Hopper' }).waitFor();
     await page.getByRole('table', { name: 'Project members' }).getByText('Grace Hopper').waitFor();

@@ -27,7 +27,10 @@ import { SignInPage } from './pages/SignInPage.js';
 import { isProjectAdmin, isSuperAdmin, useSession } from './session.js';
 
 // Admin screens (with the code editor) load on first use.
-const AdminRoutes = lazy(() => import('./admin/AdminRoutes.js').then((m) => ({ default: m.AdminRoutes })));
+const ProjectAdminPage = lazy(() =>
+  import('./admin/ProjectAdminPage.js').then((m) => ({ default: m.ProjectAdminPage })),
+);
+const BotEditor = lazy(() => import('./admin/BotEditor.js').then((m) => ({ default: m.BotEditor })));
 const SuperAdminPage = lazy(() => import('./admin/SuperAdminPage.js').then((m) => ({ default: m.SuperAdminPage })));
 
 const loadMetadata = () => import('virtual:hearth-metadata').then((m) => m.default);
@@ -163,7 +166,9 @@ function SignedIn(): ReactNode {
           <Routes>
             <Route path="/" element={<Navigate to="/Patient" replace />} />
             <Route path="/admin/super" element={<SuperAdminPage />} />
-            <Route path="/admin/*" element={<AdminRoutes />} />
+            {/* Explicit paths: they must outrank '/:resourceType/:id/:tab?'. App paths differ from the API's /admin/projects/... */}
+            <Route path="/admin/bots/:id" element={<BotEditor />} />
+            <Route path="/admin/:tab?" element={<ProjectAdminPage />} />
             <Route path="/:resourceType" element={<SearchPage />} />
             <Route path="/:resourceType/new" element={<CreatePage />} />
             <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />
