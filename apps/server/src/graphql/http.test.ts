@@ -215,10 +215,27 @@ describe('directives (hl7.org/fhir/R4/graphql.html#directives)', () => {
 });
 
 describe('batched loading', () => {
-  it('a list of observations with their subjects costs a bounded number of queries', async () => {
-    const patients = 10;
+  /** Runs fn counting the SQL statements sent through the pool (with its duration). */
+  async function countQueries<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number; ms: number }> {
+    const original = t.pool.query;
+    let queries = 0;
+    (t.pool as { query: unknown }).query = function (this: unknown, ...args: unknown[]) {
+      queries++;
+      return (original as (...a: unknown[]) => unknown).apply(t.pool, args);
+    };
+    try {
+      const started = performance.now();
+      const result = await fn();
+      return { result, queries, ms: performance.now() - started };
+    } finally {
+      (t.pool as { query: unknown }).query = original;
+    }
+  }
+
+  const PATIENTS = 10;
+  beforeAll(async () => {
     const resources: Resource[] = [];
-    for (let i = 0; i < patients; i++) {
+    for (let i = 0; i < PATIENTS; i++) {
       resources.push({ resourceType: 'Patient', name: [{ family: `Batch${i}` }] } as Resource);
     }
     for (let i = 0; i < 100; i++) {
@@ -227,44 +244,58 @@ describe('batched loading', () => {
         status: 'final',
         code: { text: 'batch' },
         identifier: [{ system: 'urn:batch', value: String(i) }],
-        subject: { reference: urn(i % patients) },
-        performer: [{ reference: urn((i + 1) % patients) }],
+        subject: { reference: urn(i % PATIENTS) },
+        performer: [{ reference: urn((i + 1) % PATIENTS) }],
       } as Resource);
     }
     await c.postAll(resources);
-    const query = (n: number) => `{ ObservationList(identifier: "urn:batch|", _count: ${n}) {
-      id subject { resource { ... on Patient { name { family } } } } performer { resource { ... on Patient { id } } }
-    } }`;
-    const counted = async (n: number) => {
-      const original = t.pool.query.bind(t.pool);
-      let queries = 0;
-      (t.pool as { query: unknown }).query = (...args: unknown[]) => {
-        queries++;
-        return (original as (...a: unknown[]) => unknown)(...args);
-      };
-      try {
-        const started = performance.now();
-        const body = await c.gql<{ ObservationList: { subject: { resource: Named } }[] }>(query(n));
-        const ms = performance.now() - started;
+  });
+
+  it('a list of observations with their subjects costs a bounded number of queries', async () => {
+    type Body = { ObservationList: { subject: { resource: Named } }[] };
+    const run = (n: number) =>
+      countQueries(async () => {
+        const body = await c.gql<Body>(`{ ObservationList(identifier: "urn:batch|", _count: ${n}) {
+          id subject { resource { ... on Patient { name { family } } } } performer { resource { ... on Patient { id } } }
+        } }`);
         expect(body.errors).toBeUndefined();
         expect(body.data?.ObservationList).toHaveLength(n);
         expect(body.data?.ObservationList.every((o) => o.subject.resource.name[0].family?.startsWith('Batch'))).toBe(
           true,
         );
-        return { queries, ms };
-      } finally {
-        (t.pool as { query: unknown }).query = original;
-      }
-    };
-    await counted(10); // warm: the project's search parameters and auth caches
-    const ten = await counted(10);
-    const hundred = await counted(100);
+      });
+    await run(10); // warm: the project's search parameters
+    const ten = await run(10);
+    const hundred = await run(100);
     console.log(
       `GraphQL list with subjects: 10 → ${ten.queries} queries (${ten.ms.toFixed(0)} ms), 100 → ${hundred.queries} queries (${hundred.ms.toFixed(0)} ms)`,
     );
     // One search, one read of the Patients for both reference fields (same type, one batch).
     expect(hundred.queries).toBe(ten.queries);
     expect(hundred.queries).toBeLessThanOrEqual(3);
+  });
+
+  it('reverse references inside a list are one search for the whole list, split exactly', async () => {
+    type Lists = { PatientList: { id: string; ObservationList: { id: string }[] }[] };
+    const batched = (count: number) =>
+      c.gql<Lists>(`{ PatientList(family: "Batch", _sort: "_id") {
+        id ObservationList(_reference: subject, _count: ${count}, _sort: "_id") { id }
+      } }`);
+    const { result, queries, ms } = await countQueries(() => batched(20));
+    console.log(`GraphQL ${PATIENTS} patients with their observations: ${queries} queries (${ms.toFixed(0)} ms)`);
+    expect(result.errors).toBeUndefined();
+    expect(queries).toBeLessThanOrEqual(2);
+    expect(result.data?.PatientList.map((p) => p.ObservationList.length)).toEqual(new Array(PATIENTS).fill(10));
+    // A page cut short (3 each of 10 each): the same lists as one search per patient.
+    const cut = await batched(3);
+    expect(cut.errors).toBeUndefined();
+    for (const patient of cut.data!.PatientList) {
+      const alone = await c.gql<{ Patient: { ObservationList: { id: string }[] } }>(
+        `{ Patient(id: "${patient.id}") { ObservationList(_reference: subject, _count: 3, _sort: "_id") { id } } }`,
+      );
+      expect(patient.ObservationList).toEqual(alone.data?.Patient.ObservationList);
+      expect(patient.ObservationList).toHaveLength(3);
+    }
   });
 });
 

@@ -1,13 +1,4 @@
-import {
-  badRequest,
-  fail,
-  getReferenceString,
-  isValidId,
-  notFoundWith,
-  parseReference,
-  type Reference,
-  type Resource,
-} from '@hearth/core';
+import { fail, isValidId, notFoundWith, parseReference, type Reference, type Resource } from '@hearth/core';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DEFAULT_COUNT, MAX_OFFSET, searchResources, type FoundResource } from '../search/resources.js';
 import { isOutcomeError, primeResource, trackContainer, type GraphqlContext } from './context.js';
@@ -26,7 +17,8 @@ export async function readById(resourceType: string, args: Args, ctx: GraphqlCon
   return trackContainer(ctx, resource);
 }
 
-async function runSearch(ctx: GraphqlContext, resourceType: string, params: URLSearchParams) {
+/** One search page through the search service, its resources cached for the request. */
+export async function runSearch(ctx: GraphqlContext, resourceType: string, params: URLSearchParams) {
   // Strict handling: an argument the search cannot honour is an error, never silently ignored.
   const page = await searchResources(ctx.search, ctx.repo, {
     resourceType,
@@ -54,26 +46,6 @@ export async function searchList(
   }
   const page = await runSearch(ctx, resourceType, params);
   return page.entries.filter((e) => e.mode === 'match').map((e) => e.resource);
-}
-
-/**
- * `ObservationList(_reference: subject)` inside a Patient: the Observations whose `subject`
- * points at this Patient (hl7.org/fhir/R4/graphql.html#reverse), a search like any other.
- */
-export async function reverseList(
-  sourceType: string,
-  focus: Resource,
-  args: Args,
-  ctx: GraphqlContext,
-): Promise<Resource[]> {
-  const code = String(args._reference ?? '');
-  if (!ctx.args.canTarget(sourceType, code, focus.resourceType)) {
-    fail(badRequest(`${sourceType}.${code} cannot refer to a ${focus.resourceType}`, '_reference'));
-  }
-  if (!focus.id) {
-    return [];
-  }
-  return searchList(sourceType, args, ctx, [code, getReferenceString(focus)]);
 }
 
 export interface ConnectionResult {

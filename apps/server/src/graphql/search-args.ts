@@ -7,6 +7,8 @@ import {
 } from 'graphql';
 import type { SearchParamRegistry } from '../search/registry/project-params.js';
 import type { ParamDef } from '../search/registry/params.js';
+import type { TypedValue } from '../search/extract/path-compiler.js';
+import { parseReference, type Resource } from '@hearth/core';
 
 /** Arguments every search list takes besides the search parameters (hl7.org/fhir/R4/graphql.html#searching). */
 export const LIST_CONTROL_ARGS = ['_count', '_offset', '_sort'] as const;
@@ -101,6 +103,33 @@ export class SearchArgCatalog {
   canTarget(sourceType: string, code: string, targetType: string): boolean {
     const param = this.registry.get(sourceType, code);
     return param?.type === 'reference' && (!param.target || param.target.includes(targetType));
+  }
+
+  /**
+   * The local references ('Patient/1') a resource holds under a reference parameter, as the
+   * indexer reads them (the parameter's expression); versions and this server's base dropped.
+   */
+  referencesOf(sourceType: string, code: string, resource: Resource, fhirBase: string): string[] {
+    const param = this.registry.get(sourceType, code);
+    if (!param?.evaluate) {
+      return [];
+    }
+    let values: TypedValue[];
+    try {
+      values = param.evaluate([{ value: resource, type: resource.resourceType }], resource as Record<string, unknown>);
+    } catch {
+      return [];
+    }
+    const refs: string[] = [];
+    for (const { value } of values) {
+      const text = typeof value === 'string' ? value : (value as { reference?: unknown } | null)?.reference;
+      if (typeof text !== 'string') continue;
+      const local = text.startsWith(fhirBase) ? text.slice(fhirBase.length) : text;
+      if (/^[a-z][a-z0-9+.-]*:/i.test(local)) continue; // another server's URL, a urn
+      const target = parseReference(local);
+      if (target) refs.push(`${target.resourceType}/${target.id}`);
+    }
+    return refs;
   }
 
   /** `_reference` values of a reverse reference from `sourceType`: its reference parameters, as an enum. */
