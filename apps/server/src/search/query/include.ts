@@ -70,6 +70,7 @@ async function forward(db: Queryable, ctx: QueryContext, target: IncludeTarget, 
     bySource.set(row.resource_type, [...(bySource.get(row.resource_type) ?? []), row.id]);
   }
   const targets = new Map<string, Set<string>>();
+  const found: FoundRow[] = [];
   for (const [sourceType, ids] of bySource) {
     const codes = referenceCodes(ctx, sourceType, target, '_include');
     if (codes.length === 0) continue;
@@ -82,14 +83,48 @@ async function forward(db: Queryable, ctx: QueryContext, target: IncludeTarget, 
     if (target.targetType) conds.push(`x.target_type = ${ctx.bind(target.targetType)}`);
     const project = ctx.projectCondition('x');
     if (project) conds.push(project);
-    const q = finalize(
-      `SELECT DISTINCT x.target_type, x.target_id FROM search_reference x WHERE ${conds.join(' AND ')} LIMIT ${MAX_INCLUDED}`,
-      ctx.params,
-    );
-    const refs = await db.query<{ target_type: string; target_id: string }>(q.text, q.values);
-    for (const r of refs.rows) addTo(targets, r.target_type, r.target_id);
+    const refs = `SELECT DISTINCT x.target_type, x.target_id FROM search_reference x WHERE ${conds.join(' AND ')} LIMIT ${MAX_INCLUDED}`;
+    const possible = possibleTargets(ctx, sourceType, codes, target.targetType);
+    if (possible && possible.length <= MAX_UNION_TYPES) {
+      // The target types are known: one statement reads the references and the targets.
+      found.push(...(await readTargets(db, ctx, refs, possible)));
+      continue;
+    }
+    const q = finalize(refs, ctx.params);
+    const rows2 = await db.query<{ target_type: string; target_id: string }>(q.text, q.values);
+    for (const r of rows2.rows) addTo(targets, r.target_type, r.target_id);
   }
-  return readByIds(db, ctx, targets);
+  return [...found, ...(await readByIds(db, ctx, targets))];
+}
+
+/** Types beyond which the targets are read in a second statement rather than one UNION ALL. */
+const MAX_UNION_TYPES = 8;
+
+/** The types the include's parameters may point at, when every one of them says. */
+function possibleTargets(ctx: QueryContext, sourceType: string, codes: string[], only?: string): string[] | undefined {
+  if (only) return isResourceTypeName(only) ? [only] : [];
+  const types = new Set<string>();
+  for (const code of codes) {
+    const target = ctx.param(sourceType, code)?.target;
+    if (!target) return undefined;
+    target.filter(isResourceTypeName).forEach((t) => types.add(t));
+  }
+  return [...types];
+}
+
+/** The targets of the references `refs` selects, per type partition, in one statement. */
+async function readTargets(db: Queryable, ctx: QueryContext, refs: string, types: string[]): Promise<FoundRow[]> {
+  if (types.length === 0) return [];
+  const parts = types.map((type) => {
+    const alias = ctx.alias('r');
+    const where = [
+      ...visibleRow(ctx, alias, type),
+      `${alias}.id IN (SELECT target_id FROM refs WHERE target_type = ${ctx.bind(type)})`,
+    ];
+    return `(SELECT ${alias}.resource_type, ${alias}.id, ${alias}.content FROM ${resourceTable(type)} ${alias} WHERE ${where.join(' AND ')} LIMIT ${MAX_INCLUDED})`;
+  });
+  const q = finalize(`WITH refs AS MATERIALIZED (${refs}) ${parts.join(' UNION ALL ')}`, ctx.params);
+  return (await db.query<FoundRow>(q.text, q.values)).rows;
 }
 
 /** Resources that reference the `rows` through the revinclude's parameter. */
