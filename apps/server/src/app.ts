@@ -15,6 +15,7 @@ import { authPlugin } from './auth/plugin.js';
 import { adminPlugin } from './admin/plugin.js';
 import { scimPlugin } from './scim/plugin.js';
 import { runMigrations } from './storage/migrations/runner.js';
+import { installRateLimits } from './ratelimit/plugin.js';
 import { automationPlugin } from './jobs/plugin.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import type { Services } from './services.js';
@@ -111,11 +112,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
     credentials: true,
-    exposedHeaders: ['location', 'etag', 'last-modified', 'content-location', 'x-request-id', 'retry-after'],
+    exposedHeaders: [
+      'location',
+      'etag',
+      'last-modified',
+      'content-location',
+      'x-request-id',
+      'retry-after',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'ratelimit-policy',
+    ],
   });
 
   // One websocket server for every /ws/* route (subscriptions, agents).
   await app.register(websocket, { options: { maxPayload: 1 << 20 } });
+
+  installRateLimits(app, { config, pool: deps.pool, logger, authenticator: deps.services.auth.authenticator });
 
   for (const prefix of ['', '/api']) {
     await app.register(healthPlugin, { prefix, pool: deps.pool });
