@@ -1,6 +1,6 @@
 import { fail, isValidId, notFoundWith, parseReference, type Reference, type Resource } from '@hearth/core';
 import type { GraphQLResolveInfo } from 'graphql';
-import { DEFAULT_COUNT, MAX_OFFSET, searchResources, type FoundResource } from '../search/resources.js';
+import { DEFAULT_COUNT, MAX_COUNT, MAX_OFFSET, searchResources, type FoundResource } from '../search/resources.js';
 import { isOutcomeError, primeResource, trackContainer, type GraphqlContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { selectsField } from './selection.js';
@@ -96,7 +96,7 @@ export async function searchConnection(
     params.set('_total', 'accurate');
   }
   const page = await runSearch(ctx, resourceType, params);
-  const pagesize = Number(params.get('_count') ?? DEFAULT_COUNT);
+  const pagesize = Math.min(Number(params.get('_count') ?? DEFAULT_COUNT), MAX_COUNT);
   const matches = page.entries.filter((e) => e.mode === 'match').length;
   const cursor = (query: URLSearchParams | undefined, at: number) =>
     query ? encodeCursor(resourceType, query, at) : undefined;
