@@ -114,7 +114,8 @@ export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: Job
     }
     throw err;
   }
-  return { delivered: sub.channel };
+  // Delivered: no output, so the job is completed with others in one statement.
+  return undefined;
 }
 
 async function restHook(

@@ -93,7 +93,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
           logger,
         },
         job,
-      ).then((fired) => ({ fired })),
+      ).then(() => undefined),
   });
   deps.jobs.define<DeliveryJob>({
     name: DELIVER_QUEUE,
