@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|all] [--scale N]`. Starts a server (embedded PostgreSQL, or DATABASE_URL) unless
+ * [--only core|search|automation|all] [--scale N]`. Starts a server (embedded PostgreSQL, or DATABASE_URL) unless
  * --base-url is given, measures each workload at the given concurrency, and prints medians of the runs
  * with each figure's ratio to a raw-SQL baseline measured in the same run.
  */
@@ -12,15 +12,22 @@ import { startServer, type BenchServer } from './server.js';
 import { signIn } from './auth.js';
 import { coreScenarios } from './scenarios-core.js';
 import { searchScenarios } from './scenarios-search.js';
+import { automationScenarios } from './scenarios-automation.js';
 
 export interface Scenario {
   name: string;
   /** What the rate counts: requests, or resources for bulk workloads. */
-  unit: 'req/s' | 'resources/s';
+  unit: 'req/s' | 'resources/s' | 'notifications/s';
   /** Target from the issues, for the report. */
   target?: string;
   op: Operation;
   concurrency?: number;
+  /** Runs once before the scenario is measured. */
+  setup?: () => Promise<void>;
+  /** Measures one run itself instead of the closed-loop runner (paced workloads). */
+  measure?: (seconds: number) => Promise<LoadResult>;
+  /** Sees the scenario's result (median of the runs). */
+  after?: (result: LoadResult) => void;
 }
 
 export interface BenchContext {
@@ -59,11 +66,13 @@ function fmt(n: number, digits = 0): string {
 async function measure(s: Scenario): Promise<LoadResult & { runs: LoadResult[] }> {
   const results: LoadResult[] = [];
   for (let r = 0; r < runs; r++) {
-    const res = await runLoad(s.name, s.op, {
-      concurrency: s.concurrency ?? concurrency,
-      seconds,
-      warmupSeconds: r === 0 ? 1 : 0,
-    });
+    const res = s.measure
+      ? await s.measure(seconds)
+      : await runLoad(s.name, s.op, {
+          concurrency: s.concurrency ?? concurrency,
+          seconds,
+          warmupSeconds: r === 0 ? 1 : 0,
+        });
     results.push(res);
     log(
       `  ${s.name} run ${r + 1}: ${fmt(res.rate)} ${s.unit}, p50 ${fmt(res.p50, 1)} ms, p95 ${fmt(res.p95, 1)} ms, errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ''}`,
@@ -141,10 +150,16 @@ async function main(): Promise<void> {
     if (only === 'all' || only === 'search') {
       groups.push(() => searchScenarios(ctx));
     }
+    if (only === 'all' || only === 'automation') {
+      groups.push(() => automationScenarios(ctx));
+    }
     for (const group of groups) {
       for (const s of await group()) {
+        await s.setup?.();
         log(`measuring ${s.name}...`);
-        rows.push({ s, r: await measure(s) });
+        const r = await measure(s);
+        s.after?.(r);
+        rows.push({ s, r });
       }
     }
     const peak = server?.peakMemoryMb();

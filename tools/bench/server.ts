@@ -46,6 +46,8 @@ export async function startServer(admin: { email: string; password: string }): P
       HEARTH_ADMIN_EMAIL: admin.email,
       HEARTH_ADMIN_PASSWORD: admin.password,
       HEARTH_RATE_LIMIT_DISABLED: 'true',
+      // The automation workloads' rest-hooks call a receiver in the bench process.
+      HEARTH_OUTBOUND_ALLOW_LIST: '127.0.0.1',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,240 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BenchContext, Scenario } from './bench.js';
+import type { LoadResult } from './load.js';
+
+/**
+ * Issue 7's workloads. Bots: $execute of a trivial bot at concurrency 8 (target >= 200 runs/s).
+ * Subscriptions: create throughput without and with 100 active rest-hook subscriptions (target:
+ * less than 20% slower), and notification latency (write to rest-hook arrival) at 100 writes/s
+ * (target p95 < 500 ms). The rest-hooks call a receiver in this process on 127.0.0.1, so the server
+ * must allow-list it (HEARTH_OUTBOUND_ALLOW_LIST=127.0.0.1; the bench's own server does).
+ */
+export async function automationScenarios(ctx: BenchContext): Promise<Scenario[]> {
+  const { client } = ctx;
+  const bot = await createTrivialBot(ctx);
+  const receiver = await startReceiver();
+  let baselineRate = NaN;
+  let counter = 0;
+
+  const observation = (code: string): object => ({
+    resourceType: 'Observation',
+    status: 'final',
+    code: { coding: [{ system: 'https://hearth.dev/bench', code }] },
+    valueQuantity: { value: counter++, unit: 'mg' },
+  });
+  const createObservation = async (code: string): Promise<string> => {
+    const text = await client.expect(201, 'POST', '/Observation', observation(code));
+    return (JSON.parse(text) as { id: string }).id;
+  };
+
+  return [
+    {
+      name: 'bot $execute (trivial bot)',
+      unit: 'req/s',
+      target: '>= 200 at concurrency 8',
+      concurrency: 8,
+      op: async () => {
+        await client.expect(
+          200,
+          'POST',
+          `/Bot/${bot}/$execute`,
+          { hello: 'world' },
+          { 'content-type': 'application/json' },
+        );
+      },
+    },
+    {
+      name: 'create Observation, no subscriptions',
+      unit: 'req/s',
+      op: async () => {
+        await client.expect(201, 'POST', '/Observation', observation('bench-none'), { prefer: 'return=minimal' });
+      },
+      after: (r) => {
+        baselineRate = r.rate;
+      },
+    },
+    {
+      name: 'create Observation, 100 subscriptions (none match)',
+      unit: 'req/s',
+      target: '>= 80% of no subscriptions',
+      setup: async () => {
+        ctx.log('creating 100 rest-hook subscriptions on Observation?code=...');
+        for (let i = 0; i < 100; i++) {
+          const code = i === 0 ? 'bench-match' : `bench-sub-${i}`;
+          await client.expect(201, 'POST', '/Subscription', {
+            resourceType: 'Subscription',
+            status: 'active',
+            reason: 'benchmark',
+            criteria: `Observation?code=https://hearth.dev/bench|${code}`,
+            channel: { type: 'rest-hook', endpoint: `${receiver.url}hook`, payload: 'application/fhir+json' },
+          });
+        }
+        // Let every process hear of the new subscriptions.
+        await new Promise((r) => setTimeout(r, 1000));
+      },
+      op: async () => {
+        await client.expect(201, 'POST', '/Observation', observation('bench-none'), { prefer: 'return=minimal' });
+      },
+      after: (r) => {
+        ctx.log(`  fan-out: ${((r.rate / baselineRate) * 100).toFixed(1)}% of the rate without subscriptions`);
+      },
+    },
+    {
+      name: 'create Observation, 100 subscriptions (1 matches: a rest-hook per write)',
+      unit: 'req/s',
+      target: '>= 80% of no subscriptions',
+      op: async () => {
+        await client.expect(201, 'POST', '/Observation', observation('bench-match'), { prefer: 'return=minimal' });
+      },
+      after: (r) => {
+        ctx.log(`  fan-out: ${((r.rate / baselineRate) * 100).toFixed(1)}% of the rate without subscriptions`);
+      },
+    },
+    {
+      name: 'notification latency at 100 writes/s (write to rest-hook arrival)',
+      unit: 'notifications/s',
+      target: 'p95 < 500 ms',
+      measure: async (seconds) => {
+        // Let deliveries queued by the previous workload drain first.
+        await receiver.quiet(2000, 30_000);
+        return pacedLatency(seconds, 100, createObservation, receiver);
+      },
+      op: async () => undefined,
+    },
+  ];
+}
+
+/** Writes at a fixed rate and measures, for each write, the time until its rest-hook arrives. */
+async function pacedLatency(
+  seconds: number,
+  perSecond: number,
+  write: (code: string) => Promise<string>,
+  receiver: Receiver,
+): Promise<LoadResult> {
+  const sentAt = new Map<string, number>();
+  const writes: Promise<void>[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const t0 = performance.now();
+  const total = Math.round(seconds * perSecond);
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 0) {
+      await new Promise((r) => setTimeout(r, wait));
+    }
+    const started = Date.now();
+    writes.push(
+      write('bench-match')
+        .then((id) => {
+          sentAt.set(id, started);
+        })
+        .catch((err: unknown) => {
+          errors++;
+          firstError ??= err instanceof Error ? err.message : String(err);
+        }),
+    );
+  }
+  await Promise.all(writes);
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && [...sentAt.keys()].some((id) => !receiver.arrivals.has(id))) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const latencies: number[] = [];
+  let missing = 0;
+  for (const [id, at] of sentAt) {
+    const arrived = receiver.arrivals.get(id);
+    if (arrived === undefined) {
+      missing++;
+    } else {
+      latencies.push(arrived - at);
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number): number =>
+    latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] : NaN;
+  const elapsed = (performance.now() - t0) / 1000;
+  return {
+    name: 'notification latency',
+    count: latencies.length,
+    errors: errors + missing,
+    seconds: elapsed,
+    rate: latencies.length / elapsed,
+    p50: pct(50),
+    p95: pct(95),
+    p99: pct(99),
+    firstError: firstError ?? (missing ? `${missing} notifications did not arrive within 10 s` : undefined),
+  };
+}
+
+/** Creates a Bot with its membership (as POST /admin/projects/{id}/bot does) and deploys a trivial handler. */
+async function createTrivialBot(ctx: BenchContext): Promise<string> {
+  const { client } = ctx;
+  const bot = JSON.parse(
+    await client.expect(201, 'POST', '/Bot', { resourceType: 'Bot', name: 'bench trivial bot' }),
+  ) as { id: string; meta: { project: string } };
+  await client.expect(201, 'POST', '/ProjectMembership', {
+    resourceType: 'ProjectMembership',
+    project: { reference: `Project/${bot.meta.project}` },
+    user: { reference: `Bot/${bot.id}` },
+    profile: { reference: `Bot/${bot.id}` },
+  });
+  await client.expect(
+    200,
+    'POST',
+    `/Bot/${bot.id}/$deploy`,
+    {
+      code: 'export async function handler(client, event) { return { ok: true, echo: event.input }; }',
+      filename: 'trivial.js',
+    },
+    { 'content-type': 'application/json' },
+  );
+  return bot.id;
+}
+
+interface Receiver {
+  url: string;
+  /** Arrival time (ms since epoch) of the first rest-hook for each resource id. */
+  arrivals: Map<string, number>;
+  /** Resolves once no request arrived for `ms` (or after `max` ms). */
+  quiet(ms: number, max: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const arrivals = new Map<string, number>();
+  let last = Date.now();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = Date.now();
+      last = now;
+      try {
+        const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: string }).id;
+        if (id && !arrivals.has(id)) {
+          arrivals.set(id, now);
+        }
+      } catch {
+        // Not JSON: ignored.
+      }
+      res.writeHead(200).end();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    arrivals,
+    async quiet(ms, max) {
+      const deadline = Date.now() + max;
+      while (Date.now() - last < ms && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
