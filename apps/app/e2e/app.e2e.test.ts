@@ -276,6 +276,34 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await shot('admin-bot');
   }, 180_000);
 
+  it('keeps project secrets and access policies', async (ctx) => {
+    if (!(await hasRoute(server.baseUrl, 'POST', '/admin/projects/x/secrets'))) {
+      ctx.skip('the server has no POST /admin/projects/{id}/secrets yet');
+    }
+    await page.goto(url('/admin/secrets'));
+    await page.getByRole('button', { name: 'Add secret' }).click();
+    await page.getByLabel('Name').fill('LAB_API_KEY');
+    await page.getByLabel('Value').fill('s3cr3t-value');
+    await page.getByRole('button', { name: 'Save secrets' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const projectId = (await api.getSessionDetails())?.project?.id as string;
+    const details = await api.getProjectAdmin<{ project: { secret?: { name: string; valueString?: string }[] } }>(
+      projectId,
+      {
+        cache: 'no-cache',
+      },
+    );
+    expect(details.project.secret).toEqual([{ name: 'LAB_API_KEY', valueString: 's3cr3t-value' }]);
+
+    await page.goto(url('/admin/policies'));
+    await page.getByRole('button', { name: 'New access policy' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New access policy' });
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('table', { name: 'Access policies' }).getByText('New policy').waitFor();
+    await shot('admin-policies');
+  }, 120_000);
+
   it('shows the super admin page: projects, database statistics, reindex', async (ctx) => {
     if (!(await hasRoute(server.baseUrl, 'GET', '/admin/super/projects'))) {
       ctx.skip('the server has no /admin/super routes yet');
