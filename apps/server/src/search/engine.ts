@@ -85,7 +85,8 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
   }
 
   async search(repo: Repository, input: SearchInput): Promise<string> {
-    const db = this.options.pool;
+    // Inside a transaction Bundle the repository's own client: GET entries see the Bundle's writes.
+    const db = repo.queryable;
     const scope = repo.scope;
     await this.options.registry.ensure(db, scope.projectId);
     const request = this.parse(input.resourceType ?? '', input.params, scope.projectId);

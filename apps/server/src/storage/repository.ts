@@ -89,6 +89,11 @@ export class Repository {
     return this.client ?? this.deps.pool;
   }
 
+  /** Where this repository's queries go: the transaction's client when bound to one, else the pool. */
+  get queryable(): Queryable {
+    return this.db;
+  }
+
   private now(): Date {
     return this.deps.clock ? this.deps.clock() : new Date();
   }

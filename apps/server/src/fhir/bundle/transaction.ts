@@ -172,6 +172,8 @@ async function processTransaction(
     results[e.index] = await atEntry(e, () => executeEntry(tx, e, putDeps));
   }
   for (const e of entries.filter((x) => x.method === 'GET' || x.method === 'HEAD' || isSearchPost(x))) {
+    // A search may name a resource of this Bundle by its placeholder: Observation?subject=urn:uuid:...
+    e.target = { ...e.target, query: substituteQuery(e.target.query, fullUrls) };
     results[e.index] = await atEntry(e, () => executeEntry(tx, e, deps));
   }
   return results;

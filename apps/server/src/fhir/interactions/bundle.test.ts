@@ -214,6 +214,20 @@ describe('transaction', () => {
     ]);
   });
 
+  it('lets a GET entry search for resources of the same Bundle by their placeholder', async () => {
+    const bundle = patientRecordBundle(5);
+    const patientUrl = (bundle.entry[0] as { fullUrl: string }).fullUrl;
+    bundle.entry.unshift({ request: { method: 'GET', url: `Observation?subject=${patientUrl}` } });
+    const res = await post(bundle);
+    expect(res.statusCode).toBe(200);
+    const [search, patient] = res.json().entry as { resource: { entry?: { resource: { subject: unknown } }[] } }[];
+    const patientId = (patient.resource as unknown as { id: string }).id;
+    expect(search.resource.entry?.length).toBeGreaterThan(0);
+    for (const e of search.resource.entry ?? []) {
+      expect(e.resource.subject).toEqual({ reference: `Patient/${patientId}` });
+    }
+  });
+
   it('rejects a urn:uuid reference that no entry defines', async () => {
     const res = await post({
       resourceType: 'Bundle',
