@@ -10,6 +10,7 @@ export default defineConfig({
       'apps/*/src/**/*.test.{ts,tsx}',
       'apps/app/e2e/**/*.test.ts',
       'tools/**/*.test.ts',
+      'tests/*/src/**/*.test.ts',
     ],
     globalSetup: ['tools/test/global-setup.ts'],
     reporters: ['default', './tools/test/summary-reporter.ts'],
