@@ -210,7 +210,7 @@ export const configSchema = {
     'HEARTH_REDIS_URL',
     'string',
     '',
-    'Redis for shared rate-limit counters. Empty: counters live in PostgreSQL, shared by every process.',
+    'Redis for shared rate-limit counters and the subscription message bus between processes. Empty: PostgreSQL serves both (counter tables, LISTEN/NOTIFY).',
     true,
   ),
   // ---- GraphQL (graphql/) ----

@@ -9,13 +9,22 @@ const MAX_PAYLOAD = 7900;
 
 export type BroadcastHandler = (message: Record<string, unknown>) => void;
 
+/** Messages to every server process: websocket notifications and cache invalidations. */
+export interface Broadcaster {
+  onMessage(handler: BroadcastHandler): void;
+  start(): Promise<void>;
+  /** Sends a message to every process (this one included). */
+  publish(message: Record<string, unknown>): Promise<void>;
+  stop(): Promise<void>;
+}
+
 /**
  * Messages to every server process (websocket notifications, cache invalidations) over PostgreSQL
  * LISTEN/NOTIFY, so the single PostgreSQL Hearth needs is also its message bus. One pooled
  * connection per process listens; it is replaced when it drops. A NOTIFY sent while a process is
  * reconnecting is missed by that process (websocket clients re-bind and carry on; caches expire).
  */
-export class PgBroadcaster {
+export class PgBroadcaster implements Broadcaster {
   private client?: PoolClient;
   private readonly handlers: BroadcastHandler[] = [];
   private stopped = false;

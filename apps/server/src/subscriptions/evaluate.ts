@@ -6,7 +6,7 @@ import type { ConditionalMatcher } from '../storage/types.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import type { ActiveSubscriptions } from './active.js';
-import type { PgBroadcaster } from './broadcast.js';
+import type { Broadcaster } from './broadcast.js';
 import type { ActiveSubscription, ChangeEvent } from './model.js';
 import { criteriaNeedles, mayMatch, type Needles } from './prefilter.js';
 
@@ -37,7 +37,7 @@ export interface EvaluatorDeps {
   systemRepo: (projectId?: string) => Repository;
   members: MemberRepositories;
   jobs: JobQueue;
-  broadcaster: PgBroadcaster;
+  broadcaster: Broadcaster;
   defaultMaxAttempts: number;
   logger: Logger;
 }

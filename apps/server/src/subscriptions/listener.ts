@@ -3,7 +3,7 @@ import type { WriteEvent, WriteListener } from '../storage/types.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { AUTOMATION_SYSTEM } from '../bots/audit.js';
 import type { ActiveSubscriptions } from './active.js';
-import type { PgBroadcaster } from './broadcast.js';
+import type { Broadcaster } from './broadcast.js';
 import { EVALUATE_QUEUE } from './evaluate.js';
 import type { ChangeEvent } from './model.js';
 
@@ -34,7 +34,7 @@ export class SubscriptionListener {
   constructor(
     private readonly active: ActiveSubscriptions,
     private readonly jobs: JobQueue,
-    private readonly broadcaster: PgBroadcaster,
+    private readonly broadcaster: Broadcaster,
     private readonly logger: Logger,
   ) {}
 

@@ -10,7 +10,8 @@ import type { MemberRepositories } from '../jobs/actor.js';
 import type { BotRunner } from '../bots/runner.js';
 import type { AuditWriter } from '../bots/audit.js';
 import { ActiveSubscriptions } from './active.js';
-import { PgBroadcaster } from './broadcast.js';
+import { PgBroadcaster, type Broadcaster } from './broadcast.js';
+import { RedisBroadcaster } from './redis-broadcast.js';
 import { deliver, type Mailer } from './deliver.js';
 import {
   DELIVER_QUEUE,
@@ -59,7 +60,10 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
   const { config, logger } = deps;
   const fhirBase = `${config.baseUrl}fhir/R4/`;
   const active = new ActiveSubscriptions(deps.pool);
-  const broadcaster = new PgBroadcaster(deps.pool, logger);
+  // Across processes: Redis publish/subscribe when configured, else PostgreSQL LISTEN/NOTIFY.
+  const broadcaster: Broadcaster = config.redisUrl
+    ? new RedisBroadcaster(config.redisUrl, logger)
+    : new PgBroadcaster(deps.pool, logger);
   const tokens = new BindingTokens(deps.pool);
   const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, fhirBase, logger });
   const listener = new SubscriptionListener(active, deps.jobs, broadcaster, logger);
