@@ -34,7 +34,7 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(30_000);
     api = new HearthClient({ baseUrl: server.baseUrl, storage: new MemoryStorage() });
     await api.signInWithPassword({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
   }, 300_000);
@@ -114,6 +114,25 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await diff.locator('[data-diff="added"]', { hasText: 'Zebrafish-Jones' }).waitFor();
     await diff.locator('[data-diff="removed"]', { hasText: '"Zebrafish"' }).waitFor();
     await shot('patient-history-diff');
+  }, 120_000);
+
+  it('uploads a photo as a Binary from the generated form', async () => {
+    await page.goto(url(`/Patient/${patientId}/edit`));
+    const form = page.getByRole('form', { name: 'Patient form' });
+    await form.getByRole('button', { name: 'Add photo' }).click();
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    await form.locator('input[type="file"]').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: png });
+    await form.getByRole('button', { name: 'photo.png' }).waitFor();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved version' }).waitFor();
+    const stored = await api.readResource('Patient', patientId, { cache: 'no-cache' });
+    const photo = stored.photo?.[0];
+    expect(photo).toMatchObject({ contentType: 'image/png', title: 'photo.png' });
+    const blob = await api.download(photo?.url as string);
+    expect(Buffer.from(await blob.arrayBuffer())).toEqual(png);
   }, 120_000);
 
   it("shows the server's validation messages at the fields they concern", async () => {

@@ -52,6 +52,8 @@ export function AttachmentInput({
         {value?.url && (
           <Group gap="xs">
             <Anchor
+              component="button"
+              type="button"
               size="sm"
               onClick={async () => {
                 const blob = await client.download(value.url as string);

@@ -1,6 +1,7 @@
 import { Avatar, type AvatarProps } from '@mantine/core';
 import { getDisplayString, type Attachment, type Reference, type Resource } from '@hearth/core';
-import type { ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
+import { useHearth } from '../provider/HearthProvider.js';
 import { useResource } from '../provider/hooks.js';
 
 export interface ResourceAvatarProps extends Omit<AvatarProps, 'src' | 'alt'> {
@@ -15,7 +16,31 @@ export function ResourceAvatar({ value, ...rest }: ResourceAvatarProps): ReactNo
     : typeof value === 'object' && 'display' in value && typeof value.display === 'string'
       ? value.display
       : '';
-  const photo = (data?.photo as Attachment[] | undefined)?.find((p) => p.url && /^(https?:|data:)/.test(p.url));
+  const client = useHearth();
+  const photo = (data?.photo as Attachment[] | undefined)?.find((p) => p.url && p.contentType?.startsWith('image/'));
+  const [src, setSrc] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    const url = photo?.url;
+    if (!url || /^(https?:|data:)/.test(url)) {
+      setSrc(url);
+      return undefined;
+    }
+    // A Binary on this server ('Binary/123'): fetched with the session's token.
+    let objectUrl: string | undefined;
+    let live = true;
+    client.download(url).then(
+      (blob) => {
+        if (!live) return;
+        objectUrl = URL.createObjectURL(blob);
+        setSrc(objectUrl);
+      },
+      () => live && setSrc(undefined),
+    );
+    return () => {
+      live = false;
+      if (objectUrl) URL.revokeObjectURL(objectUrl);
+    };
+  }, [client, photo?.url]);
   const initials = name
     .split(/\s+/)
     .filter((w: string) => /^[\p{L}\p{N}]/u.test(w))
@@ -23,7 +48,7 @@ export function ResourceAvatar({ value, ...rest }: ResourceAvatarProps): ReactNo
     .map((w: string) => w[0].toUpperCase())
     .join('');
   return (
-    <Avatar src={photo?.url} alt={name || 'resource'} radius="xl" color="blue" {...rest}>
+    <Avatar src={src} alt={name || 'resource'} radius="xl" color="blue" {...rest}>
       {initials || '?'}
     </Avatar>
   );
