@@ -101,6 +101,55 @@ export async function runGraphql(
   return text;
 }
 
+/**
+ * Parsed and validated documents, per schema and query text: clients send the same few queries
+ * with other variables, and validating against this large schema costs milliseconds.
+ */
+const documentCache = new WeakMap<
+  GraphQLSchema,
+  Map<string, { document: DocumentNode } | { errors: GraphQLFormattedError[] }>
+>();
+const MAX_CACHED_DOCUMENTS = 500;
+
+function parseAndValidate(
+  schema: GraphQLSchema,
+  query: string,
+  introspection: boolean,
+): { document: DocumentNode } | { errors: GraphQLFormattedError[] } {
+  let cache = documentCache.get(schema);
+  if (!cache) {
+    cache = new Map();
+    documentCache.set(schema, cache);
+  }
+  const key = `${introspection ? 1 : 0}${query}`;
+  let checked = cache.get(key);
+  if (checked) {
+    // Most recently used last: the first key is the one to evict.
+    cache.delete(key);
+    cache.set(key, checked);
+    return checked;
+  }
+  let document: DocumentNode;
+  try {
+    document = parse(query, { maxTokens: MAX_TOKENS });
+  } catch (err) {
+    if (err instanceof GraphQLError) {
+      return { errors: [err.toJSON()] };
+    }
+    throw err;
+  }
+  const rules = introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
+  const invalid = validate(schema, document, rules);
+  checked = invalid.length > 0 ? { errors: invalid.map((e) => e.toJSON()) } : { document };
+  if (query.length <= 20_000) {
+    if (cache.size >= MAX_CACHED_DOCUMENTS) {
+      cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(key, checked);
+  }
+  return checked;
+}
+
 interface Prepared {
   document: DocumentNode;
   operation: OperationDefinitionNode;
@@ -113,20 +162,11 @@ function prepare(
   request: GraphqlRequest,
   options: GraphqlOptions & { method: string },
 ): Prepared | { errors: GraphQLFormattedError[] } {
-  let document: DocumentNode;
-  try {
-    document = parse(request.query, { maxTokens: MAX_TOKENS });
-  } catch (err) {
-    if (err instanceof GraphQLError) {
-      return { errors: [err.toJSON()] };
-    }
-    throw err;
+  const checked = parseAndValidate(schema, request.query, options.introspection);
+  if ('errors' in checked) {
+    return checked;
   }
-  const rules = options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
-  const invalid = validate(schema, document, rules);
-  if (invalid.length > 0) {
-    return { errors: invalid.map((e) => e.toJSON()) };
-  }
+  const { document } = checked;
   const operation = getOperationAST(document, request.operationName);
   if (!operation) {
     const message = request.operationName
