@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { addTestMember, type TestMember } from '../test/auth.js';
 import { createClient } from './projects.js';
@@ -15,8 +15,13 @@ let carol: TestMember;
 let nextIdentity = { sub: 'carol-sub', email: '' };
 const codes = new Map<string, { sub: string; email: string }>();
 
+let googleKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 async function startProvider(): Promise<void> {
   const { privateKey } = await generateKeyPair('RS256');
+  const google = await generateKeyPair('RS256');
+  googleKey = google.privateKey;
+  const googleJwk = { ...(await exportJWK(google.publicKey)), kid: 'g1', alg: 'RS256', use: 'sig' };
   idp = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', idpBase);
     if (url.pathname === '/authorize') {
@@ -48,6 +53,8 @@ async function startProvider(): Promise<void> {
       res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ access_token: `at-${who.email}`, id_token: idToken, token_type: 'Bearer' }));
+    } else if (url.pathname === '/google-certs') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [googleJwk] }));
     } else if (url.pathname === '/userinfo') {
       const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
       if (!token.startsWith('at-')) {
@@ -67,7 +74,14 @@ async function startProvider(): Promise<void> {
 
 beforeAll(async () => {
   await startProvider();
-  t = await createTestApp({ config: { outboundAllowList: ['127.0.0.1'], appBaseUrl: 'https://app.example.org/' } });
+  t = await createTestApp({
+    config: {
+      outboundAllowList: ['127.0.0.1'],
+      appBaseUrl: 'https://app.example.org/',
+      googleClientId: 'google-client-1',
+      googleJwksUrl: `${idpBase}/google-certs`,
+    },
+  });
   await t.services.systemRepo().createResource({
     resourceType: 'DomainConfiguration',
     domain: 'idp.example',
@@ -168,5 +182,97 @@ describe('token exchange', () => {
     const bad = await exchange('garbage');
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toBe('invalid_grant');
+  });
+});
+
+describe('Sign in with Google', () => {
+  const credential = (email: string, aud = 'google-client-1', iss = 'https://accounts.google.com') =>
+    new SignJWT({ email, email_verified: true, given_name: 'G', family_name: 'User' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'g1' })
+      .setIssuer(iss)
+      .setAudience(aud)
+      .setSubject('google-sub')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(googleKey);
+  const google = async (payload: object) => t.app.inject({ method: 'POST', url: '/auth/google', payload });
+
+  it('signs in a known user with a verified Google ID token', async () => {
+    const res = await google({
+      googleClientId: 'google-client-1',
+      googleCredential: await credential('carol@idp.example'),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().code).toBeTruthy();
+  });
+
+  it('refuses other audiences, issuers, unknown client ids and unknown users; creates users when asked', async () => {
+    expect(
+      (
+        await google({
+          googleClientId: 'google-client-1',
+          googleCredential: await credential('carol@idp.example', 'other-aud'),
+        })
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (
+        await google({
+          googleClientId: 'google-client-1',
+          googleCredential: await credential('carol@idp.example', 'google-client-1', 'https://evil.example'),
+        })
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (await google({ googleClientId: 'unknown', googleCredential: await credential('carol@idp.example', 'unknown') }))
+        .statusCode,
+    ).toBe(400);
+    expect(
+      (await google({ googleClientId: 'google-client-1', googleCredential: await credential('newbie@gmail.example') }))
+        .statusCode,
+    ).toBe(400);
+    const created = await google({
+      googleClientId: 'google-client-1',
+      googleCredential: await credential('newbie@gmail.example'),
+      createUser: true,
+    });
+    expect(created.statusCode).toBe(200);
+    expect(created.json().memberships).toEqual([]);
+  });
+});
+
+describe('sessions', () => {
+  it('/auth/exchange trades an external token with a JSON body; /auth/revoke ends a session', async () => {
+    const { client } = await createClient(t.services.auth.deps, t.testProject.projectId, {
+      name: 'Exchanger 2',
+      identityProvider: {
+        authorizeUrl: `${idpBase}/authorize`,
+        tokenUrl: `${idpBase}/token`,
+        userInfoUrl: `${idpBase}/userinfo`,
+        clientId: 'hearth-at-idp',
+      },
+    });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/exchange',
+      payload: { clientId: client.id, externalAccessToken: 'at-carol@idp.example' },
+    });
+    expect(res.statusCode).toBe(200);
+    const headers = { authorization: `Bearer ${res.json().access_token}` };
+    const other = await t.app.inject({
+      method: 'POST',
+      url: '/auth/revoke',
+      headers: carol.headers,
+      payload: { loginId: (await t.app.inject({ url: '/auth/me', headers })).json().security.login.id },
+    });
+    expect(other.statusCode).toBe(200);
+    expect((await t.app.inject({ url: '/auth/me', headers })).statusCode).toBe(401);
+    const notMine = await t.app.inject({
+      method: 'POST',
+      url: '/auth/revoke',
+      headers: carol.headers,
+      payload: { loginId: (await t.app.inject({ url: '/auth/me', headers: t.authHeaders })).json().security.login.id },
+    });
+    expect(notMine.statusCode).toBe(403);
   });
 });

@@ -8,6 +8,7 @@ import { authorizeRoutes } from './http/authorize.js';
 import { mfaRoutes } from './http/mfa-routes.js';
 import { passwordRoutes } from './http/password-routes.js';
 import { registerRoutes } from './http/register-routes.js';
+import { sessionRoutes } from './http/session-routes.js';
 import { requestInfo } from './http/common.js';
 
 export interface AuthPluginOptions {
@@ -28,6 +29,7 @@ export async function authPlugin(app: FastifyInstance, options: AuthPluginOption
   await registerRoutes(app, auth);
   await passwordRoutes(app, auth);
   await mfaRoutes(app, auth);
+  await sessionRoutes(app, auth);
   app.get('/auth/external/start', async (request: Q, reply) =>
     reply.redirect(await externalStart(auth.deps, request.query)),
   );

@@ -176,6 +176,18 @@ export const configSchema = {
     2000,
     'How long a process may reuse a verified session (login, membership, policy) before reading it again. Writes in the same process invalidate at once.',
   ),
+  googleClientId: key(
+    'HEARTH_GOOGLE_CLIENT_ID',
+    'string',
+    '',
+    'OAuth client id for Sign in with Google (POST /auth/google); projects may add their own in Project.site.',
+  ),
+  googleJwksUrl: key(
+    'HEARTH_GOOGLE_JWKS_URL',
+    'string',
+    'https://www.googleapis.com/oauth2/v3/certs',
+    "Where Google's ID token signing keys are read from.",
+  ),
   smtpHost: key('HEARTH_SMTP_HOST', 'string', '', 'SMTP relay host for outgoing email. Empty: email is logged, not sent.'),
   smtpPort: key('HEARTH_SMTP_PORT', 'integer', 587, 'SMTP relay port.'),
   smtpSecure: key('HEARTH_SMTP_SECURE', 'boolean', false, 'Use TLS from the start (port 465); otherwise STARTTLS when offered.'),
