@@ -1,5 +1,6 @@
 /**
- * The script that runs first in every bot context, before the bot's own code. It turns the three
+ * The script that runs first in every bot context, before the bot's own code (both are compiled
+ * together, once per isolate and code version). It turns the two
  * host functions (plain functions made by ivm.Callback: no isolated-vm object ever reaches the
  * bot) into the bot's environment: `console`, `fetch`, the `client`, and `__hearthMain`, which
  * loads the bot module and calls its handler. Host calls are asynchronous: `__hostSend` starts a
@@ -7,7 +8,14 @@
  *
  * The host functions are captured in this closure and removed from the global object.
  */
-export const SANDBOX_PRELUDE = String.raw`
+export function sandboxPrelude(fhirBase: string, baseUrl: string): string {
+  return PRELUDE.replace('__HEARTH_FHIR_BASE__', JSON.stringify(fhirBase)).replace(
+    '__HEARTH_BASE_URL__',
+    JSON.stringify(baseUrl),
+  );
+}
+
+const PRELUDE = String.raw`
 'use strict';
 (function () {
   const g = globalThis;
@@ -181,10 +189,8 @@ export const SANDBOX_PRELUDE = String.raw`
     },
     getBaseUrl: function () { return baseUrl; },
   };
-  const fhirBase = g.__fhirBase;
-  const baseUrl = g.__baseUrl;
-  delete g.__fhirBase;
-  delete g.__baseUrl;
+  const fhirBase = __HEARTH_FHIR_BASE__;
+  const baseUrl = __HEARTH_BASE_URL__;
   Object.freeze(client);
 
   function requireStub(name) {

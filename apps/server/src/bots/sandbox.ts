@@ -1,5 +1,5 @@
 import ivm from 'isolated-vm';
-import { SANDBOX_PRELUDE } from './sandbox-prelude.js';
+import { sandboxPrelude } from './sandbox-prelude.js';
 
 /** What a bot may ask of the host: client calls and fetch, each with JSON arguments. */
 export type HostCall = (method: string, args: unknown[]) => Promise<unknown>;
@@ -40,7 +40,7 @@ export interface SandboxOptions {
 
 interface PooledIsolate {
   isolate: ivm.Isolate;
-  prelude: ivm.Script;
+  /** The prelude and the bot's code, compiled together for one code version. */
   scripts: Map<string, ivm.Script>;
   runs: number;
 }
@@ -79,8 +79,7 @@ export class BotSandbox {
       return found;
     }
     const isolate = new ivm.Isolate({ memoryLimit: this.options.memoryLimitMb });
-    const prelude = await isolate.compileScript(SANDBOX_PRELUDE, { filename: 'hearth:prelude.js' });
-    return { isolate, prelude, scripts: new Map(), runs: 0 };
+    return { isolate, scripts: new Map(), runs: 0 };
   }
 
   private release(key: string, pooled: PooledIsolate): void {
@@ -125,9 +124,8 @@ export class BotSandbox {
     }, run.timeoutMs);
     try {
       context = await isolate.createContext();
+      const ctx = context;
       const global = context.global;
-      await global.set('__fhirBase', run.fhirBase);
-      await global.set('__baseUrl', run.baseUrl);
       await global.set(
         '__hostLog',
         new ivm.Callback(
@@ -142,7 +140,10 @@ export class BotSandbox {
           { ignored: true },
         ),
       );
-      const resolver: { ref?: ivm.Reference } = {};
+      // The isolate-side function that settles host calls, fetched on the first call a bot makes.
+      let resolver: Promise<ivm.Reference> | undefined;
+      const resolve = (): Promise<ivm.Reference> =>
+        (resolver ??= ctx.global.get('__hearthResolve', { reference: true }));
       let inFlight = 0;
       await global.set(
         '__hostSend',
@@ -151,32 +152,27 @@ export class BotSandbox {
             if (typeof id !== 'number' || typeof method !== 'string' || typeof argsJson !== 'string') {
               return;
             }
-            void this.answer(
-              isolate,
-              () => resolver.ref,
-              id,
-              async () => {
-                if (inFlight >= this.options.maxPendingCalls) {
-                  throw new Error(`A bot may have at most ${this.options.maxPendingCalls} requests in flight`);
-                }
-                inFlight++;
-                try {
-                  const args = JSON.parse(argsJson) as unknown[];
-                  return await run.host(method, Array.isArray(args) ? args : []);
-                } finally {
-                  inFlight--;
-                }
-              },
-            );
+            void this.answer(isolate, resolve, id, async () => {
+              if (inFlight >= this.options.maxPendingCalls) {
+                throw new Error(`A bot may have at most ${this.options.maxPendingCalls} requests in flight`);
+              }
+              inFlight++;
+              try {
+                const args = JSON.parse(argsJson) as unknown[];
+                return await run.host(method, Array.isArray(args) ? args : []);
+              } finally {
+                inFlight--;
+              }
+            });
           },
           { ignored: true },
         ),
       );
-      await pooled.prelude.run(context);
-      resolver.ref = await global.get('__hearthResolve', { reference: true });
       let script = pooled.scripts.get(run.codeKey);
       if (!script) {
-        script = await isolate.compileScript(run.code, { filename: 'bot.js' });
+        script = await isolate.compileScript(`${sandboxPrelude(run.fhirBase, run.baseUrl)}\n${run.code}`, {
+          filename: 'bot.js',
+        });
         pooled.scripts.clear();
         pooled.scripts.set(run.codeKey, script);
       }
@@ -214,7 +210,7 @@ export class BotSandbox {
   /** Runs a host call and hands its result (or error) back to the isolate's pending promise. */
   private async answer(
     isolate: ivm.Isolate,
-    resolver: () => ivm.Reference | undefined,
+    resolver: () => Promise<ivm.Reference>,
     id: number,
     work: () => Promise<unknown>,
   ): Promise<void> {
@@ -228,13 +224,12 @@ export class BotSandbox {
       const outcome = (err as { outcome?: unknown }).outcome;
       json = JSON.stringify({ message: errorText(err), ...(outcome ? { outcome } : {}) });
     }
-    const resolve = resolver();
-    if (isolate.isDisposed || !resolve) {
+    if (isolate.isDisposed) {
       return;
     }
     try {
       // The bot's continuation runs inside this call; the run's wall-clock limit bounds it.
-      await resolve.apply(undefined, [id, ok, json]);
+      await (await resolver()).apply(undefined, [id, ok, json]);
     } catch {
       // The run ended (timeout, memory, context released) before the answer arrived.
     }
