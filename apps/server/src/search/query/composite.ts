@@ -9,7 +9,7 @@ import { stringQuery } from '../params/string-query.js';
 import { tokenQuery } from '../params/token-query.js';
 import { uriQuery } from '../params/uri-query.js';
 import { valueItems, type QueryContext } from './context.js';
-import type { RowRef } from './conditions.js';
+import { rowId, type RowRef } from './row.js';
 
 const PART_QUERIES: Partial<Record<SearchParamType, KindQuery>> = {
   token: tokenQuery,
@@ -48,7 +48,7 @@ export function compositeCondition(ctx: QueryContext, row: RowRef, param: ParamD
       const match = query(ctx, x, valueItems(partFilter, component.type), partFilter, param);
       const join = previous
         ? `${x}.resource_id = ${previous}.resource_id AND ${x}.project_id = ${previous}.project_id AND ${x}.resource_type = ${previous}.resource_type AND ${x}.grp = ${previous}.grp`
-        : `${x}.resource_id = ${row.alias}.id AND ${x}.project_id = ${row.alias}.project_id AND ${x}.resource_type = ${row.resourceType ? ctx.bind(row.resourceType) : `${row.alias}.resource_type`}`;
+        : `${x}.resource_id = ${rowId(row)} AND ${x}.project_id = ${row.alias}.project_id AND ${x}.resource_type = ${row.resourceType ? ctx.bind(row.resourceType) : `${row.alias}.resource_type`}`;
       clauses.push(
         `FROM ${TABLES[match.kind].table} ${x} WHERE ${join} AND ${x}.code = ${ctx.bind(`${param.code}#${j}`)} AND (${match.predicate})`,
       );
@@ -96,7 +96,7 @@ export function nearCondition(ctx: QueryContext, row: RowRef, param: ParamDef, f
   const lonP = ctx.bind(lon, 'float8');
   const haversine = `2 * 6371 * asin(sqrt(power(sin(radians(${a}.low::float8 - ${latP}) / 2), 2) + cos(radians(${latP})) * cos(radians(${a}.low::float8)) * power(sin(radians(${b}.low::float8 - ${lonP}) / 2), 2)))`;
   return `EXISTS (SELECT 1 FROM search_number ${a} JOIN search_number ${b} ON ${b}.resource_id = ${a}.resource_id AND ${b}.project_id = ${a}.project_id AND ${b}.resource_type = ${a}.resource_type AND ${b}.grp = ${a}.grp AND ${b}.code = ${ctx.bind(`${param.code}#1`)}
-    WHERE ${a}.resource_id = ${row.alias}.id AND ${a}.project_id = ${row.alias}.project_id AND ${a}.resource_type = ${rt} AND ${a}.code = ${ctx.bind(`${param.code}#0`)}
+    WHERE ${a}.resource_id = ${rowId(row)} AND ${a}.project_id = ${row.alias}.project_id AND ${a}.resource_type = ${rt} AND ${a}.code = ${ctx.bind(`${param.code}#0`)}
       AND ${a}.low BETWEEN ${ctx.bind(lat - dLat, 'numeric')} AND ${ctx.bind(lat + dLat, 'numeric')}
       AND ${b}.low BETWEEN ${ctx.bind(lon - dLon, 'numeric')} AND ${ctx.bind(lon + dLon, 'numeric')}
       AND ${haversine} <= ${ctx.bind(dist, 'float8')})`;

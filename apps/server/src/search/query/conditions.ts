@@ -13,6 +13,7 @@ import { resourceTable } from '../../storage/tables.js';
 import { columnCondition } from './columns.js';
 import { compositeCondition, nearCondition } from './composite.js';
 import { valueItems, type QueryContext } from './context.js';
+import { rowId, type RowRef } from './row.js';
 
 export const KIND_OF: Partial<Record<SearchParamType, Kind>> = {
   token: 'token',
@@ -36,11 +37,7 @@ const QUERIES: Partial<Record<SearchParamType, KindQuery>> = {
 /** Most links (and modifiers) in one parameter name: chains, nested _has. */
 const MAX_LINKS = 12;
 
-/** A resource row in SQL: its alias, and its type when fixed (else the row's own resource_type). */
-export interface RowRef {
-  alias: string;
-  resourceType?: string;
-}
+export type { RowRef };
 
 function typeExpr(ctx: QueryContext, row: RowRef, x: string): string {
   return row.resourceType
@@ -59,7 +56,7 @@ export function existsRow(
   if (ctx.idBound && row.alias === 'r' && !match.negate) {
     pred += ` AND ${x}.resource_id ${ctx.idBound.op} ${ctx.bind(ctx.idBound.value)}`;
   }
-  const sql = `EXISTS (SELECT 1 FROM ${TABLES[match.kind].table} ${x} WHERE ${x}.resource_id = ${row.alias}.id AND ${x}.project_id = ${row.alias}.project_id AND ${typeExpr(ctx, row, x)} AND ${x}.code = ${ctx.bind(match.code)}${pred})`;
+  const sql = `EXISTS (SELECT 1 FROM ${TABLES[match.kind].table} ${x} WHERE ${x}.resource_id = ${rowId(row)} AND ${x}.project_id = ${row.alias}.project_id AND ${typeExpr(ctx, row, x)} AND ${x}.code = ${ctx.bind(match.code)}${pred})`;
   return match.negate ? `NOT ${sql}` : sql;
 }
 
@@ -135,7 +132,12 @@ export function compileFilter(ctx: QueryContext, row: RowRef, filter: Filter, ty
 }
 
 /** The index rows a filter on an indexed parameter asks for (predicate over the alias placeholder). */
-function rowMatch(ctx: QueryContext, param: ParamDef, filter: Filter, typeModifier?: string): RowMatch | undefined {
+export function rowMatch(
+  ctx: QueryContext,
+  param: ParamDef,
+  filter: Filter,
+  typeModifier?: string,
+): RowMatch | undefined {
   const items = valueItems(filter, param.type);
   const modifier = filter.operator !== Operator.EQUALS && !isPrefix(filter.operator) ? filter.operator : undefined;
   const query = param.type === 'reference' ? referenceQuery(typeModifier) : QUERIES[param.type];
@@ -246,21 +248,26 @@ function compileHas(ctx: QueryContext, row: RowRef, filter: Filter): string | un
     fail(badRequest(`"${refCode}" is not a reference parameter of ${sourceType}`, filter.code));
   }
   const h = ctx.alias('h');
-  const r2 = ctx.alias('r');
-  const cond = compileFilter(
-    ctx,
-    { alias: r2, resourceType: sourceType },
-    { code: inner, operator: filter.operator, value: filter.value },
-  );
-  if (cond === undefined) return undefined;
+  const innerFilter: Filter = { code: inner, operator: filter.operator, value: filter.value };
   const targetType = row.resourceType ? ctx.bind(row.resourceType) : `${row.alias}.resource_type`;
   const where = [
-    `${h}.target_id = ${row.alias}.id`,
+    `${h}.target_id = ${rowId(row)}`,
     `${h}.target_type = ${targetType}`,
     `${h}.resource_type = ${ctx.bind(sourceType)}`,
     `${h}.code = ${ctx.bind(refCode)}`,
-    ...visibleRow(ctx, r2, sourceType),
-    cond,
   ];
+  // Index rows exist only for live resources; without access rules on the source type and
+  // without a filter on its resource columns, the reference row stands for the source resource.
+  const innerParam = ctx.param(sourceType, inner.split(/[.:]/)[0]);
+  if (!ctx.access?.readCondition?.(sourceType, 'search', 'r', () => 'NULL') && !innerParam?.column) {
+    const project = ctx.projectCondition(h);
+    const cond = compileFilter(ctx, { alias: h, resourceType: sourceType, idColumn: 'resource_id' }, innerFilter);
+    if (cond === undefined) return undefined;
+    return `EXISTS (SELECT 1 FROM search_reference ${h} WHERE ${[...where, ...(project ? [project] : []), cond].join(' AND ')})`;
+  }
+  const r2 = ctx.alias('r');
+  const cond = compileFilter(ctx, { alias: r2, resourceType: sourceType }, innerFilter);
+  if (cond === undefined) return undefined;
+  where.push(...visibleRow(ctx, r2, sourceType), cond);
   return `EXISTS (SELECT 1 FROM search_reference ${h} JOIN ${resourceTable(sourceType)} ${r2} ON ${r2}.id = ${h}.resource_id AND ${r2}.project_id = ${h}.project_id WHERE ${where.join(' AND ')})`;
 }

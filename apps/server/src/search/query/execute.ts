@@ -35,7 +35,7 @@ async function select(
 ): Promise<MatchRow[]> {
   const { sort } = search;
   const keys: SortKey[] = phase === 0 && sort.join ? [sort.join.key, ...sort.keys] : sort.keys;
-  const where = [...search.where];
+  const where = [...(phase === 0 && sort.join ? search.phase0Where : search.where)];
   let join = '';
   if (sort.join) {
     if (phase === 0) join = sort.join.clause;
@@ -94,7 +94,7 @@ export async function selectPage(
     if (!cursor || cursor.phase === 0) {
       rows = await select(db, ctx, search, 0, cursor, limit, cursor ? 0 : offset);
     }
-    if (rows.length < limit) {
+    if (rows.length < limit && !search.withValueOnly) {
       let phase1Offset = 0;
       if (!cursor && offset > 0) {
         phase1Offset = rows.length > 0 ? 0 : Math.max(0, offset - (await countPhase0(db, ctx, search)));

@@ -1,8 +1,8 @@
-import { badRequest, fail, type Filter, type SearchRequest } from '@hearth/core';
+import { badRequest, fail, Operator, type Filter, type SearchRequest } from '@hearth/core';
 import { isResourceTypeName, resourceTypes } from '../resource-types.js';
 import { resourceTable } from '../../storage/tables.js';
 import { compartmentMemberTypes, compartmentParams } from '../compartments.js';
-import { compileFilter, existsRow, visibleRow, type RowRef } from './conditions.js';
+import { compileFilter, existsRow, rowMatch, visibleRow, type RowRef } from './conditions.js';
 import type { QueryContext } from './context.js';
 import { compileFhirFilter } from './filter-expression.js';
 import { planSort, type SortPlan } from './sort.js';
@@ -19,6 +19,10 @@ export interface CompiledSearch {
   sort: SortPlan;
   row: RowRef;
   types: string[];
+  /** `where` for the rows read through the sort join (phase 0), filters on the sort row folded in. */
+  phase0Where: string[];
+  /** True when a filter needs a value of the sort parameter: no resource without one can match. */
+  withValueOnly: boolean;
 }
 
 export interface CompartmentRef {
@@ -91,13 +95,47 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
   if ((request.filters?.length ?? 0) > MAX_FILTERS) {
     fail(badRequest(`A search may have at most ${MAX_FILTERS} parameters`));
   }
+  const sort = planSort(ctx, row, request.sortRules ?? [], !single);
+  const phase0Where = [...where];
+  let withValueOnly = false;
   for (const filter of request.filters ?? []) {
     const cond = compileFilter(ctx, row, filter as Filter, single ? undefined : types);
-    if (cond !== undefined) where.push(cond);
+    if (cond === undefined) continue;
+    where.push(cond);
+    const onSortRow = sortRowCondition(ctx, row, sort, filter as Filter, cond);
+    phase0Where.push(onSortRow ?? cond);
+    withValueOnly ||= onSortRow !== undefined;
   }
   if (request.filter) {
-    where.push(compileFhirFilter(ctx, row, request.filter));
+    const cond = compileFhirFilter(ctx, row, request.filter);
+    where.push(cond);
+    phase0Where.push(cond);
   }
-  const sort = planSort(ctx, row, request.sortRules ?? [], !single);
-  return { from, where, sort, row, types };
+  return { from, where, phase0Where, withValueOnly, sort, row, types };
+}
+
+/**
+ * A filter on the parameter the page is sorted by (`date=ge2020&_sort=-date`), checked on the
+ * joined sort row when that row is the resource's only value of the parameter (is_min and
+ * is_max), which spares a semi-join per scanned row; resources with several values still go
+ * through the filter's own EXISTS. Undefined when the filter is not of that kind.
+ */
+function sortRowCondition(
+  ctx: QueryContext,
+  row: RowRef,
+  sort: SortPlan,
+  filter: Filter,
+  general: string,
+): string | undefined {
+  const join = sort.join;
+  if (!join || !row.resourceType || filter.code !== join.code) return undefined;
+  const param = ctx.param(row.resourceType, filter.code);
+  if (!param || param.column || !['date', 'number', 'quantity', 'string', 'token', 'uri'].includes(param.type)) {
+    return undefined;
+  }
+  if (filter.operator === Operator.MISSING) return undefined;
+  const match = rowMatch(ctx, param, filter);
+  if (!match || match.negate || match.kind !== join.kind || match.code !== join.code) return undefined;
+  const s = join.alias;
+  return `((${s}.is_min AND ${s}.is_max AND (${match.predicate.replaceAll('\u0000', s)})) OR (NOT (${s}.is_min AND ${s}.is_max) AND ${general}))`;
 }

@@ -22,7 +22,7 @@ export interface SortKey {
  * after, in a second phase (`missing`). Later keys are correlated subqueries.
  */
 export interface SortPlan {
-  join?: { clause: string; missing: string; key: SortKey };
+  join?: { clause: string; missing: string; key: SortKey; alias: string; code: string; kind: Kind };
   keys: SortKey[];
   /** Identifies the order, so a cursor from another order is refused. */
   signature: string;
@@ -102,6 +102,9 @@ export function planSort(ctx: QueryContext, row: RowRef, rules: SortRule[], syst
         clause: `JOIN ${table} ${x} ON ${rowJoin(ctx, row, x, param.code)} AND ${x}.${flag}`,
         missing: `NOT EXISTS (SELECT 1 FROM ${table} ${x} WHERE ${rowJoin(ctx, row, x, param.code)})`,
         key: { expr, type: column.type, descending, nullable: false },
+        alias: x,
+        code: param.code,
+        kind: column.kind,
       };
       return;
     }

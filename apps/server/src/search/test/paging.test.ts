@@ -102,6 +102,14 @@ describe('_sort', () => {
     const multi = await walk('Encounter?_sort=status,-date&_count=3');
     expect(new Set(multi.all).size).toBe(25);
   });
+  it('filters on the sort parameter also match values other than the sorted one', async () => {
+    const [zoe] = await createAll(t, [{ resourceType: 'Patient', name: [{ family: 'Adams', given: ['Zoe'] }] }]);
+    // Sorted by its smallest name ("adams"), found by another one ("zoe").
+    expect(ids(await search(t, 'Patient?name=zo&_sort=name'))).toEqual([zoe.id]);
+    expect(ids(await search(t, 'Patient?name=zo&_sort=-name'))).toEqual([zoe.id]);
+    expect(ids(await search(t, 'Patient?name=adam&_sort=-name'))).toEqual([zoe.id]);
+  });
+
   it('sorts by _lastUpdated and _id', async () => {
     const { all } = await walk('Encounter?_sort=-_lastUpdated&_count=7');
     expect(all).toHaveLength(25);
@@ -184,6 +192,6 @@ describe('search forms', () => {
     const b = await search(t, '?_type=Patient,Encounter&_tag=http://test|paging&_count=50');
     expect(ids(b)).toHaveLength(25);
     const mixed = await search(t, '_search?_type=Patient,Encounter&_count=50');
-    expect(ids(mixed)).toHaveLength(27);
+    expect(ids(mixed)).toHaveLength(28);
   });
 });
