@@ -119,4 +119,35 @@ describe('custom SearchParameter resources', () => {
     expect(count).toBeGreaterThan(0);
     expect(ids((await get('Patient?name=reindexed', t.authHeaders)).body)).toEqual([p.id]);
   });
+
+  it("never shows another project's resources, directly or through references", async () => {
+    const theirs = await post({ resourceType: 'Patient', name: [{ family: 'Tenantless' }] }, other.headers);
+    await post(
+      {
+        resourceType: 'Observation',
+        status: 'final',
+        code: { text: 'x' },
+        subject: { reference: `Patient/${theirs.id}` },
+      },
+      other.headers,
+    );
+    const mine = await post(
+      {
+        resourceType: 'Observation',
+        status: 'final',
+        code: { text: 'mine' },
+        subject: { reference: `Patient/${theirs.id}` },
+      },
+      t.authHeaders,
+    );
+    expect(ids((await get('Patient?name=tenantless', t.authHeaders)).body)).toEqual([]);
+    expect(ids((await get(`Patient?_id=${theirs.id}`, t.authHeaders)).body)).toEqual([]);
+    expect(ids((await get('Observation?subject.name=tenantless', t.authHeaders)).body)).toEqual([]);
+    expect(ids((await get(`Patient?_has:Observation:subject:code:text=x`, t.authHeaders)).body)).toEqual([]);
+    const included = (await get(`Observation?_id=${mine.id}&_include=Observation:subject`, t.authHeaders)).body as {
+      entry?: { search: { mode: string } }[];
+    };
+    expect(included.entry?.filter((e) => e.search.mode === 'include')).toEqual([]);
+    expect(ids((await get(`Patient?_id=${theirs.id}`, other.headers)).body)).toEqual([theirs.id]);
+  });
 });

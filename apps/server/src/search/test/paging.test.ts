@@ -126,6 +126,24 @@ describe('result parameters', () => {
     expect(count.total).toBe(12);
     expect(count.entry).toBeUndefined();
   });
+  it('_summary=true keeps summary elements only', async () => {
+    await createAll(t, [
+      {
+        resourceType: 'Patient',
+        name: [{ family: 'Summarised' }],
+        photo: [{ contentType: 'image/png', url: 'http://x/p.png' }],
+      },
+    ]);
+    const p = (await search(t, 'Patient?name=summarised&_summary=true')).entry![0].resource as Record<string, unknown>;
+    expect(p.name).toBeDefined();
+    expect(p.photo).toBeUndefined();
+    const data = (await search(t, 'Patient?name=summarised&_summary=data')).entry![0].resource as Record<
+      string,
+      unknown
+    >;
+    expect(data.photo).toBeDefined();
+  });
+
   it('_elements and _summary shape entries', async () => {
     const b = await search(t, 'Patient?name=zeta&_elements=gender');
     const p = b.entry![0].resource as Record<string, unknown>;
@@ -192,6 +210,7 @@ describe('search forms', () => {
     const b = await search(t, '?_type=Patient,Encounter&_tag=http://test|paging&_count=50');
     expect(ids(b)).toHaveLength(25);
     const mixed = await search(t, '_search?_type=Patient,Encounter&_count=50');
-    expect(ids(mixed)).toHaveLength(28);
+    const patients = (await search(t, 'Patient?_summary=count')).total ?? 0;
+    expect(ids(mixed)).toHaveLength(25 + patients);
   });
 });
