@@ -264,9 +264,11 @@ export function SearchControl(props: SearchControlProps): ReactNode {
 
       <Group justify="space-between">
         <Text size="sm" c="dimmed" aria-live="polite">
-          {total !== undefined
-            ? `${total === 0 ? 0 : offset + 1}–${offset + resources.length} of ${total}`
-            : `${resources.length} shown`}
+          {total === 0
+            ? 'No results'
+            : total !== undefined
+              ? `${offset + 1}–${offset + resources.length} of ${total}`
+              : `${resources.length} shown`}
         </Text>
         <Group gap="xs">
           <Select
