@@ -201,6 +201,22 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     ]);
   }, 120_000);
 
+  it('builds a questionnaire in the builder and fills it in', async () => {
+    await page.goto(url('/Questionnaire/new'));
+    await page.getByLabel('Title').fill('Allergy check');
+    await page.getByRole('button', { name: 'Add item' }).click();
+    await page.getByLabel('Text').fill('Any allergies?');
+    await page.getByRole('textbox', { name: 'Type', exact: true }).click();
+    await page.getByRole('option', { name: 'boolean', exact: true }).click();
+    await page.getByRole('button', { name: 'Save questionnaire' }).click();
+    await page.waitForURL(/\/Questionnaire\/(?!new)[^/]+$/);
+    await page.getByRole('tab', { name: 'Fill in' }).waitFor();
+    await page.getByLabel('Any allergies?').check();
+    await shot('questionnaire-builder-fill');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Response saved').waitFor();
+  }, 120_000);
+
   it('shows vital sign trends on the patient chart', async () => {
     const code = {
       coding: [{ system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' }],
