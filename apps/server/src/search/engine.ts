@@ -98,7 +98,7 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     const ctx = this.context(scope, input.fhirBase, input.strict);
     await expandValueSets(ctx, request, this.options.expandValueSet);
     const cursorKeys = request.cursor ? decodeCursor(request.cursor, sortSignature(request)).keys : undefined;
-    const idOrder = idOrdering(request);
+    const idOrder = input.resourceType ? idOrdering(request) : undefined;
     if (cursorKeys && idOrder && typeof cursorKeys[0] === 'string') {
       ctx.idBound = { op: idOrder === 'asc' ? '>=' : '<=', value: cursorKeys[0] };
     }
@@ -192,10 +192,10 @@ function sortSignature(request: SearchRequest): string {
   return (request.sortRules ?? []).map((s) => (s.descending ? '-' : '') + s.code).join(',');
 }
 
-/** 'asc' / 'desc' when the page is ordered by the resource id first. */
+/** 'asc' / 'desc' when a one-type search is ordered by the resource id first. */
 function idOrdering(request: SearchRequest): 'asc' | 'desc' | undefined {
   const first = request.sortRules?.[0];
-  if (!first) return request.types?.length ? undefined : 'asc';
+  if (!first) return 'asc';
   return first.code === '_id' ? (first.descending ? 'desc' : 'asc') : undefined;
 }
 
