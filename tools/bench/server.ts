@@ -45,7 +45,10 @@ export async function startServer(admin: { email: string; password: string }): P
       HEARTH_LOG_LEVEL: 'warn',
       HEARTH_ADMIN_EMAIL: admin.email,
       HEARTH_ADMIN_PASSWORD: admin.password,
-      HEARTH_RATE_LIMIT_DISABLED: 'true',
+      // A benchmark is one user sending far more than production limits allow (0 disables).
+      HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+      HEARTH_RATE_LIMIT_IP_REQUESTS_PER_MINUTE: '0',
+      HEARTH_RATE_LIMIT_AUTH_REQUESTS_PER_MINUTE: '0',
       // The automation workloads' rest-hooks call a receiver in the bench process.
       HEARTH_OUTBOUND_ALLOW_LIST: '127.0.0.1',
     },
