@@ -307,7 +307,13 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await page.getByRole('button', { name: 'Execute' }).click();
     const output = page.getByRole('region', { name: 'Bot output' });
     await output.getByText('"shout": "HELLO"').waitFor({ timeout: 60_000 });
-    await page.getByRole('table', { name: 'Bot logs' }).getByText('shouting hello').waitFor({ timeout: 30_000 });
+    // The run's AuditEvent may be recorded just after the answer: refresh until it shows.
+    const log = page.getByRole('table', { name: 'Bot logs' }).getByText('shouting hello');
+    for (let i = 0; i < 20 && !(await log.isVisible()); i++) {
+      await page.waitForTimeout(500);
+      await page.getByRole('button', { name: 'Refresh logs' }).click();
+    }
+    await log.waitFor();
     await shot('admin-bot');
   }, 180_000);
 

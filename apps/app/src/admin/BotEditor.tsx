@@ -26,6 +26,13 @@ export function BotEditor(): ReactNode {
   const [input, setInput] = useState('{\n  "hello": "world"\n}');
   const [contentType, setContentType] = useState('application/json');
   const [output, setOutput] = useState<{ value?: unknown; error?: unknown } | undefined>(undefined);
+  const [logsGeneration, setLogsGeneration] = useState(0);
+  // A run's AuditEvent is recorded as the run ends; look again shortly after each execution.
+  const refreshLogsSoon = () => {
+    for (const delay of [0, 1000, 3000]) {
+      setTimeout(() => setLogsGeneration((g) => g + 1), delay);
+    }
+  };
   const logs = useAsync<Resource[]>(
     async () =>
       (await client.searchResources(
@@ -33,7 +40,7 @@ export function BotEditor(): ReactNode {
         { entity: `Bot/${id}`, _sort: '-_lastUpdated', _count: '20' },
         { cache: 'no-cache' },
       )) as Resource[],
-    `${id}/${output ? JSON.stringify(output).length : 0}`,
+    `${id}/${logsGeneration}`,
   );
 
   // The stored source (Bot.sourceCode, a Binary), else the deprecated inline code, else a template.
@@ -159,6 +166,7 @@ export function BotEditor(): ReactNode {
                   setOutput({ error: err });
                 } finally {
                   setBusy(undefined);
+                  refreshLogsSoon();
                 }
               }}
             >
@@ -176,7 +184,12 @@ export function BotEditor(): ReactNode {
           </Stack>
         </Grid.Col>
       </Grid>
-      <Title order={4}>Logs</Title>
+      <Group justify="space-between">
+        <Title order={4}>Logs</Title>
+        <Button variant="subtle" size="compact-sm" onClick={() => setLogsGeneration((g) => g + 1)}>
+          Refresh logs
+        </Button>
+      </Group>
       {logs.error !== undefined && <OperationOutcomeAlert error={logs.error} />}
       <Table aria-label="Bot logs" striped>
         <Table.Thead>
