@@ -131,11 +131,13 @@ export async function invite(
     if (created && !request.password) {
       await sendSetPasswordEmail(auth, user, 'invite');
     } else {
-      await deps.mailer.send({
-        to: user.email,
-        subject: `You were added to ${project.name ?? 'a Hearth project'}`,
-        text: `You now have access to ${project.name ?? 'a project'} on Hearth.\n\nSign in: ${appBaseUrl(deps.config)}signin`,
-      });
+      await deps.mailer
+        .send({
+          to: user.email,
+          subject: `You were added to ${project.name ?? 'a Hearth project'}`,
+          text: `You now have access to ${project.name ?? 'a project'} on Hearth.\n\nSign in: ${appBaseUrl(deps.config)}signin`,
+        })
+        .catch((err: unknown) => deps.logger.error({ err, to: user?.email }, 'could not send the invitation email'));
     }
   }
   return { membership, user, profile, created };

@@ -226,12 +226,10 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
         fail(forbiddenWith("The project owner's membership cannot be removed"));
       }
       await deps.systemRepo(project.id).deleteResource('ProjectMembership', current.id as string);
-      return reply
-        .code(200)
-        .send({
-          resourceType: 'OperationOutcome',
-          issue: [{ severity: 'information', code: 'informational', details: { text: 'Membership removed' } }],
-        });
+      return reply.code(200).send({
+        resourceType: 'OperationOutcome',
+        issue: [{ severity: 'information', code: 'informational', details: { text: 'Membership removed' } }],
+      });
     },
   );
 

@@ -164,6 +164,25 @@ describe('user/ and system/ scopes', () => {
   });
 });
 
+describe('administration under scopes', () => {
+  it('a scope-narrowed admin token cannot administer; an unscoped or all-types one can', async () => {
+    const url = `/admin/projects/${t.testProject.projectId}`;
+    const narrow = await withScope('openid user/Patient.rs');
+    expect((await t.app.inject({ url, headers: narrow.headers })).statusCode).toBe(403);
+    expect((await t.app.inject({ url: '/scim/v2/Users', headers: narrow.headers })).statusCode).toBe(403);
+    const init = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Project/$init',
+      headers: { ...narrow.headers, 'content-type': FHIR },
+      payload: { resourceType: 'Parameters', parameter: [{ name: 'name', valueString: 'x' }] },
+    });
+    expect(init.statusCode).toBe(403);
+    const all = await withScope('openid user/*.*');
+    expect((await t.app.inject({ url, headers: all.headers })).statusCode).toBe(200);
+    expect((await t.app.inject({ url, headers: t.authHeaders })).statusCode).toBe(200);
+  });
+});
+
 describe('patient/ scopes and launch context', () => {
   it('a patient user with patient/*.rs sees only their compartment; launch/patient returns the patient', async () => {
     const m = await addTestMember(t.app, t.services, t.testProject.projectId, {

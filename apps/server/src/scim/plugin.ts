@@ -7,6 +7,7 @@ import { normalizeEmail } from '../auth/projects.js';
 import { findProjectMemberships, readByReference, readManyByReference } from '../auth/store.js';
 import type { Project, ProjectMembership, User } from '../auth/types.js';
 import { invite } from '../admin/invite.js';
+import { assertAdminScope } from '../admin/access.js';
 import { matchesScimFilter, parseScimFilter } from './filter.js';
 
 const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -60,6 +61,7 @@ export async function scimPlugin(app: FastifyInstance, options: { auth: AuthModu
     if (!c.projectAdmin && !c.superAdmin) {
       fail(forbiddenWith('SCIM is for project admins'));
     }
+    assertAdminScope(c);
     return c;
   }
 
@@ -203,13 +205,11 @@ export async function scimPlugin(app: FastifyInstance, options: { auth: AuthModu
       (changes.givenName !== undefined || changes.familyName !== undefined)
     ) {
       user = (
-        await deps
-          .systemRepo(projectId)
-          .updateResource({
-            ...user,
-            firstName: changes.givenName ?? user.firstName,
-            lastName: changes.familyName ?? user.lastName,
-          })
+        await deps.systemRepo(projectId).updateResource({
+          ...user,
+          firstName: changes.givenName ?? user.firstName,
+          lastName: changes.familyName ?? user.lastName,
+        })
       ).resource;
     }
     return toScim(updated, user);

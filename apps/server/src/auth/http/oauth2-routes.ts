@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, forbiddenWith, fail } from '@hearth/core';
 import type { AuthModule } from '../module.js';
+import { assertAdminScope } from '../../admin/access.js';
 import { authenticateClient } from '../clients.js';
 import { authorizationCodeGrant, clientCredentialsGrant, refreshTokenGrant } from '../grants.js';
 import { oauthFail } from '../oauth-error.js';
@@ -123,6 +124,7 @@ export async function oauth2Routes(app: FastifyInstance, auth: AuthModule): Prom
     if (!caller.projectAdmin && !caller.superAdmin) {
       fail(forbiddenWith('Only project admins may register clients'));
     }
+    assertAdminScope(caller);
     const body = objectBody(request);
     const redirectUris = body.redirect_uris;
     if (

@@ -39,7 +39,12 @@ export async function sendSetPasswordEmail(
       type === 'invite'
         ? `You have been invited to Hearth.\n\nSet your password and sign in:\n${link}\n\nThe link is valid for 7 days.`
         : `Someone asked to reset the password of ${user.email}.\n\nSet a new password:\n${link}\n\nThe link is valid for one hour. If it was not you, ignore this email.`;
-    await deps.mailer.send({ to: user.email, subject, text });
+    try {
+      await deps.mailer.send({ to: user.email, subject, text });
+    } catch (err) {
+      // The request stands (an admin can resend); a relay outage must not undo an invitation.
+      deps.logger.error({ err, to: user.email }, 'could not send the set-password email');
+    }
   }
   return link;
 }

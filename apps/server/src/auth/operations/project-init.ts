@@ -38,6 +38,9 @@ export function projectInitOperation(auth: AuthModule): OperationDefinitionEntry
       if (!name?.trim()) {
         fail(badRequest('Parameter name is required', 'name'));
       }
+      if (!caller.superAdmin && caller.restricted) {
+        fail(forbiddenWith('Access policies and SMART scopes do not allow creating projects'));
+      }
       if (!caller.superAdmin && !auth.deps.config.registrationEnabled) {
         fail(forbiddenWith('Only super admins create projects on this server'));
       }
