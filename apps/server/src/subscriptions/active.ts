@@ -39,11 +39,6 @@ export class ActiveSubscriptions {
     return (await this.entry(projectId)).byType.get(resourceType) ?? [];
   }
 
-  /** Whether any active subscription of the project watches the type (cheap when cached). */
-  async watches(projectId: string, resourceType: string): Promise<boolean> {
-    return (await this.entry(projectId)).byType.has(resourceType);
-  }
-
   private async entry(projectId: string): Promise<Entry> {
     const cached = this.byProject.get(projectId);
     if (cached && Date.now() - cached.loadedAt < MAX_AGE_MS) {

@@ -1,4 +1,4 @@
-import { evalFhirPathBoolean, type Resource, type SearchParamType } from '@hearth/core';
+import { evalFhirPathBoolean, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import type { Queryable } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
@@ -8,7 +8,7 @@ import type { MemberRepositories } from '../jobs/actor.js';
 import type { ActiveSubscriptions } from './active.js';
 import type { Broadcaster } from './broadcast.js';
 import type { ActiveSubscription, ChangeEvent } from './model.js';
-import { criteriaNeedles, mayMatch, type Needles } from './prefilter.js';
+import type { CriteriaPretest } from './prefilter.js';
 
 export const EVALUATE_QUEUE = 'subscription-evaluate';
 export const DELIVER_QUEUE = 'subscription-deliver';
@@ -23,15 +23,9 @@ export interface DeliveryJob extends ChangeEvent {
 /** Larger resources are read again by the delivery instead of riding in its job. */
 const MAX_CARRIED_CONTENT = 16 * 1024;
 
-/** The search parameter registry's lookups the pre-test needs. */
-export interface ParamRegistry {
-  ensure(db: Queryable, projectId: string): Promise<void>;
-  get(resourceType: string, code: string, projectId?: string): { type: SearchParamType } | undefined;
-}
-
 export interface EvaluatorDeps {
   active: ActiveSubscriptions;
-  registry: ParamRegistry;
+  pretest: CriteriaPretest;
   db: Queryable;
   matcher: ConditionalMatcher;
   systemRepo: (projectId?: string) => Repository;
@@ -40,28 +34,6 @@ export interface EvaluatorDeps {
   broadcaster: Broadcaster;
   defaultMaxAttempts: number;
   logger: Logger;
-}
-
-const needleCache = new Map<string, Needles>();
-const MAX_NEEDLES = 5000;
-
-async function needlesFor(
-  deps: EvaluatorDeps,
-  projectId: string,
-  resourceType: string,
-  query: string,
-): Promise<Needles> {
-  const key = `${projectId}|${resourceType}|${query}`;
-  let needles = needleCache.get(key);
-  if (!needles) {
-    await deps.registry.ensure(deps.db, projectId);
-    needles = criteriaNeedles(resourceType, query, (type, code) => deps.registry.get(type, code, projectId)?.type);
-    if (needleCache.size >= MAX_NEEDLES) {
-      needleCache.clear();
-    }
-    needleCache.set(key, needles);
-  }
-  return needles;
 }
 
 /** Search parameters that can be checked without the search index (criteria of a deleted resource). */
@@ -137,9 +109,10 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
         result = Promise.resolve(true);
       } else {
         const scope = { projectId: change.projectId, readProjects: [change.projectId] };
-        result = needlesFor(deps, change.projectId, change.resourceType, query)
-          .then(async (needles) => {
-            if (!mayMatch(needles, lowerText())) {
+        result = deps.pretest
+          .mayMatch(change.projectId, change.resourceType, query, lowerText())
+          .then(async (possible) => {
+            if (!possible) {
               return false;
             }
             const ids = await deps.matcher.findIds(

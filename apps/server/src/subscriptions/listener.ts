@@ -3,6 +3,7 @@ import type { WriteEvent, WriteListener } from '../storage/types.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { AUTOMATION_SYSTEM } from '../bots/audit.js';
 import type { ActiveSubscriptions } from './active.js';
+import type { CriteriaPretest } from './prefilter.js';
 import type { Broadcaster } from './broadcast.js';
 import { EVALUATE_QUEUE } from './evaluate.js';
 import type { ChangeEvent } from './model.js';
@@ -33,6 +34,7 @@ export class SubscriptionListener {
 
   constructor(
     private readonly active: ActiveSubscriptions,
+    private readonly pretest: CriteriaPretest,
     private readonly jobs: JobQueue,
     private readonly broadcaster: Broadcaster,
     private readonly logger: Logger,
@@ -72,7 +74,7 @@ export class SubscriptionListener {
     const changes: ChangeEvent[] = [];
     for (const event of events) {
       const { version } = event;
-      if (isAutomationAudit(event) || !(await this.active.watches(version.projectId, version.resourceType))) {
+      if (isAutomationAudit(event) || !(await this.mayFire(event))) {
         continue;
       }
       changes.push({
@@ -89,6 +91,31 @@ export class SubscriptionListener {
       jobs.push({ data: { changes: changes.slice(i, i + MAX_CHANGES_PER_JOB) } });
     }
     await this.jobs.sendMany(EVALUATE_QUEUE, jobs);
+  }
+
+  /**
+   * Whether a subscription of the project could fire on the change: one watches its type and
+   * interaction, and (for creates and updates) the resource passes one's criteria pre-test. Changes
+   * that cannot match any subscription never become jobs.
+   */
+  private async mayFire(event: WriteEvent): Promise<boolean> {
+    const { projectId, resourceType, content } = event.version;
+    const candidates = (await this.active.forType(projectId, resourceType)).filter(
+      (s) => !s.interactions || s.interactions.has(event.interaction),
+    );
+    if (candidates.length === 0) {
+      return false;
+    }
+    if (event.interaction === 'delete' || !content) {
+      return true;
+    }
+    const lower = content.toLowerCase();
+    for (const sub of candidates) {
+      if (await this.pretest.mayMatch(projectId, resourceType, sub.query, lower)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Waits for queued flushes (graceful stop). */

@@ -13,15 +13,9 @@ import { ActiveSubscriptions } from './active.js';
 import { PgBroadcaster, type Broadcaster } from './broadcast.js';
 import { RedisBroadcaster } from './redis-broadcast.js';
 import { deliver, type Mailer } from './deliver.js';
-import {
-  DELIVER_QUEUE,
-  EVALUATE_QUEUE,
-  evaluateChanges,
-  type DeliveryJob,
-  type EvaluationJob,
-  type ParamRegistry,
-} from './evaluate.js';
+import { DELIVER_QUEUE, EVALUATE_QUEUE, evaluateChanges, type DeliveryJob, type EvaluationJob } from './evaluate.js';
 import { SubscriptionListener } from './listener.js';
+import { CriteriaPretest, type ParamRegistry } from './prefilter.js';
 import { registerSubscriptionOperations } from './operations.js';
 import { BindingTokens, WebsocketHub } from './websocket.js';
 
@@ -66,7 +60,8 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     : new PgBroadcaster(deps.pool, logger);
   const tokens = new BindingTokens(deps.pool);
   const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, fhirBase, logger });
-  const listener = new SubscriptionListener(active, deps.jobs, broadcaster, logger);
+  const pretest = new CriteriaPretest(deps.registry, deps.pool);
+  const listener = new SubscriptionListener(active, pretest, deps.jobs, broadcaster, logger);
   deps.listeners.push(listener.onWrite);
 
   broadcaster.onMessage((message) => {
@@ -86,7 +81,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
       evaluateChanges(
         {
           active,
-          registry: deps.registry,
+          pretest,
           db: deps.pool,
           matcher: deps.matcher,
           systemRepo: deps.systemRepo,

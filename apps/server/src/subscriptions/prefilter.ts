@@ -1,4 +1,45 @@
 import type { SearchParamType } from '@hearth/core';
+import type { Queryable } from '../platform/postgres.js';
+
+/** The search parameter registry's lookups the pre-test needs (search/registry). */
+export interface ParamRegistry {
+  ensure(db: Queryable, projectId: string): Promise<void>;
+  get(resourceType: string, code: string, projectId?: string): { type: SearchParamType } | undefined;
+}
+
+const MAX_CACHED = 5000;
+
+/**
+ * The pre-test of criteria against a resource's JSON text, with each criteria's needles worked out
+ * once (parameter types come from the project's search parameters).
+ */
+export class CriteriaPretest {
+  private readonly cache = new Map<string, Needles>();
+
+  constructor(
+    private readonly registry: ParamRegistry,
+    private readonly db: Queryable,
+  ) {}
+
+  async needles(projectId: string, resourceType: string, query: string): Promise<Needles> {
+    const key = `${projectId}|${resourceType}|${query}`;
+    let needles = this.cache.get(key);
+    if (!needles) {
+      await this.registry.ensure(this.db, projectId);
+      needles = criteriaNeedles(resourceType, query, (type, code) => this.registry.get(type, code, projectId)?.type);
+      if (this.cache.size >= MAX_CACHED) {
+        this.cache.clear();
+      }
+      this.cache.set(key, needles);
+    }
+    return needles;
+  }
+
+  /** False when a resource (its JSON text, lower-cased) certainly does not match the criteria. */
+  async mayMatch(projectId: string, resourceType: string, query: string, lowerJson: string): Promise<boolean> {
+    return !query || mayMatch(await this.needles(projectId, resourceType, query), lowerJson);
+  }
+}
 
 /** Looks up a search parameter's type for a resource type in a project (the search registry). */
 export type ParamTypeLookup = (resourceType: string, code: string) => SearchParamType | undefined;
