@@ -3,7 +3,17 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.hearth/**', '.hearth-test/**', 'artifacts/**', 'coverage/**', 'docs/sdk/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.hearth/**',
+      '.hearth-test/**',
+      'artifacts/**',
+      'coverage/**',
+      'docs/sdk/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

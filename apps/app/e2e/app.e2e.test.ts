@@ -26,6 +26,15 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
   let api: HearthClient;
   let patientId = '';
   const url = (path: string) => new URL(path, server.baseUrl).toString();
+  /** Opens the account menu (unless it is open) and signs out. */
+  async function signOut(): Promise<void> {
+    const item = page.getByRole('menuitem', { name: 'Sign out' });
+    if (!(await item.isVisible())) {
+      await page.getByRole('button', { name: 'Account menu' }).click();
+    }
+    await item.click();
+    await page.waitForURL(/\/signin/);
+  }
   const shot = (name: string) => page.screenshot({ path: `${screenshotDir}/${name}.png`, fullPage: true });
 
   beforeAll(async () => {
@@ -35,6 +44,8 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(30_000);
+    // Script errors in the page show in the test output.
+    page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
     api = new HearthClient({ baseUrl: server.baseUrl, storage: new MemoryStorage() });
     await api.signInWithPassword({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
   }, 300_000);
@@ -369,9 +380,7 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     if (!(await hasRoute(server.baseUrl, 'POST', '/auth/newuser'))) {
       ctx.skip('the server has no POST /auth/newuser yet');
     }
-    await page.getByRole('button', { name: 'Account menu' }).click();
-    await page.getByRole('menuitem', { name: 'Sign out' }).click();
-    await page.waitForURL(/\/signin/);
+    await signOut();
     await page.goto(url('/register'));
     await page.getByLabel('First name').fill('Rosalind');
     await page.getByLabel('Last name').fill('Franklin');
@@ -383,15 +392,14 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await page.waitForURL(/\/Patient/);
     await page.getByRole('button', { name: 'Account menu' }).click();
     await page.getByText('Crystallography').waitFor();
+    await page.keyboard.press('Escape');
   }, 120_000);
 
   it('resets a forgotten password through the emailed link', async (ctx) => {
     if (!(await hasRoute(server.baseUrl, 'POST', '/auth/resetpassword'))) {
       ctx.skip('the server has no POST /auth/resetpassword yet');
     }
-    await page.getByRole('button', { name: 'Account menu' }).click();
-    await page.getByRole('menuitem', { name: 'Sign out' }).click();
-    await page.waitForURL(/\/signin/);
+    await signOut();
     await page.getByRole('link', { name: 'Forgot password?' }).click();
     await page.getByLabel('Email').fill(USER_EMAIL);
     await page.getByRole('button', { name: 'Send reset link' }).click();
@@ -446,9 +454,7 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
       noAuth: true,
     });
 
-    await page.getByRole('button', { name: 'Account menu' }).click();
-    await page.getByRole('menuitem', { name: 'Sign out' }).click();
-    await page.waitForURL(/\/signin/);
+    await signOut();
     await page.getByLabel('Email').fill(USER_EMAIL);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();

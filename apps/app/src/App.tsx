@@ -17,6 +17,7 @@ import { getDisplayString, type HearthClient } from '@hearth/core';
 import { getResourceTypes, HearthProvider, ResourceAvatar, useHearthContext, useMetadata } from '@hearth/react';
 import { lazy, Suspense, useCallback, type ReactNode } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { ErrorBoundary } from './components/ErrorBoundary.js';
 import { CreatePage } from './pages/CreatePage.js';
 import { RegisterPage } from './pages/RegisterPage.js';
 import { ResetPasswordPage } from './pages/ResetPasswordPage.js';
@@ -162,19 +163,21 @@ function SignedIn(): ReactNode {
         </ScrollArea>
       </AppShell.Navbar>
       <AppShell.Main>
-        <Suspense fallback={<Loader aria-label="Loading page" />}>
-          <Routes>
-            <Route path="/" element={<Navigate to="/Patient" replace />} />
-            <Route path="/admin/super" element={<SuperAdminPage />} />
-            {/* Explicit paths: they must outrank '/:resourceType/:id/:tab?'. App paths differ from the API's /admin/projects/... */}
-            <Route path="/admin/bots/:id" element={<BotEditor />} />
-            <Route path="/admin/:tab?" element={<ProjectAdminPage />} />
-            <Route path="/:resourceType" element={<SearchPage />} />
-            <Route path="/:resourceType/new" element={<CreatePage />} />
-            <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />
-            <Route path="*" element={<NotFound />} />
-          </Routes>
-        </Suspense>
+        <ErrorBoundary resetKey={location.pathname}>
+          <Suspense fallback={<Loader aria-label="Loading page" />}>
+            <Routes>
+              <Route path="/" element={<Navigate to="/Patient" replace />} />
+              <Route path="/admin/super" element={<SuperAdminPage />} />
+              {/* Explicit paths: they must outrank '/:resourceType/:id/:tab?'. App paths differ from the API's /admin/projects/... */}
+              <Route path="/admin/bots/:id" element={<BotEditor />} />
+              <Route path="/admin/:tab?" element={<ProjectAdminPage />} />
+              <Route path="/:resourceType" element={<SearchPage />} />
+              <Route path="/:resourceType/new" element={<CreatePage />} />
+              <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />
+              <Route path="*" element={<NotFound />} />
+            </Routes>
+          </Suspense>
+        </ErrorBoundary>
       </AppShell.Main>
     </AppShell>
   );

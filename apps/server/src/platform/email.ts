@@ -30,7 +30,10 @@ export function createMailer(options: SmtpOptions, logger: Logger): Mailer {
   if (!options.host) {
     return {
       async send(message) {
-        logger.warn({ to: message.to, subject: message.subject }, 'no SMTP relay configured (HEARTH_SMTP_HOST): email not sent');
+        logger.warn(
+          { to: message.to, subject: message.subject },
+          'no SMTP relay configured (HEARTH_SMTP_HOST): email not sent',
+        );
       },
     };
   }

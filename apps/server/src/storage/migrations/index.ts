@@ -15,4 +15,12 @@ export interface Migration {
 }
 
 /** The one list of migrations, in order. */
-export const migrations: Migration[] = [m0001CoreStorage, m0100SearchIndex, m0101SearchContained, m0200AuthLookups, m0201PlatformUniqueIds, m0300JobQueue, m0400Terminology];
+export const migrations: Migration[] = [
+  m0001CoreStorage,
+  m0100SearchIndex,
+  m0101SearchContained,
+  m0200AuthLookups,
+  m0201PlatformUniqueIds,
+  m0300JobQueue,
+  m0400Terminology,
+];
