@@ -1,6 +1,6 @@
 export * from './files.js';
 export * from './resource-types.js';
-export { HEARTH_FHIR_BASE } from './platform/index.js';
+export { HEARTH_FHIR_BASE, PLATFORM_TERMINOLOGY } from './platform/index.js';
 export type { ElementBinding, ElementSchema, ElementType, FhirSchema, TypeKind, TypeSchema } from './schema/types.js';
 export { buildSchema, SCHEMA_BUILDER_VERSION, type SchemaSources } from './schema/build.js';
 export {

@@ -44,6 +44,27 @@ describe('R4 terminology load', () => {
     expect(rest.json().url).toBe('http://hl7.org/fhir/ValueSet/administrative-gender');
   });
 
+  it('loaded the platform code systems and value sets too', async () => {
+    const res = await t.app.inject({
+      headers: t.authHeaders,
+      url: '/fhir/R4/ValueSet/$expand?url=https://hearth.dev/fhir/ValueSet/client-application-status',
+    });
+    expect(res.statusCode).toBe(200);
+    const codes = (res.json().expansion.contains as { code: string }[]).map((c) => c.code).sort();
+    expect(codes).toEqual(['active', 'error', 'off']);
+  });
+
+  it('a database loaded before a part of the content existed gets that part at its next start', async () => {
+    await t.pool.query(`DELETE FROM hearth_setting WHERE key = 'terminology.platform.loaded'`);
+    const again = await loadR4Terminology(t.pool, t.services.repositoryDeps, createLogger('silent'));
+    expect(again.loaded).toBe(true);
+    expect(again.projectId).toBe(t.services.terminology.projectId);
+    // The platform resources were there already: nothing is written twice.
+    expect(again.resources).toBe(0);
+    const marker = await t.pool.query(`SELECT 1 FROM hearth_setting WHERE key = 'terminology.platform.loaded'`);
+    expect(marker.rowCount).toBe(1);
+  });
+
   it('is idempotent: a second start loads nothing', async () => {
     const again = await loadR4Terminology(t.pool, t.services.repositoryDeps, createLogger('silent'));
     expect(again.loaded).toBe(false);

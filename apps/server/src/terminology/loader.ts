@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateId, type Resource } from '@hearth/core';
-import { r4DefinitionsDir } from '@hearth/definitions';
+import { PLATFORM_TERMINOLOGY, r4DefinitionsDir } from '@hearth/definitions';
 import type { Logger } from '../platform/logger.js';
 import type { Pool, PoolClient } from '../platform/postgres.js';
 import { Repository, type RepositoryDeps } from '../storage/repository.js';
@@ -12,7 +12,6 @@ import type { StoredVersion } from '../storage/types.js';
 
 /** The R4 definition files holding terminology (hl7.org/fhir/R4/downloads.html), read as data. */
 export const R4_TERMINOLOGY_FILES = ['valuesets.json', 'v2-tables.json', 'v3-codesystems.json', 'conceptmaps.json'];
-const LOADED_KEY = 'terminology.r4.loaded';
 /** hearth_setting key of the project that holds the server-wide terminology. */
 export const TERMINOLOGY_PROJECT_KEY = 'terminologyProjectId';
 /** Any constant shared by every Hearth process; distinct from the migration lock. */
@@ -20,6 +19,27 @@ const LOAD_LOCK_KEY = 7_246_013_400;
 /** Bytes of resource JSON per multi-row statement. */
 const BATCH_BYTES = 4 * 1024 * 1024;
 const TYPES = new Set(['CodeSystem', 'ValueSet', 'ConceptMap']);
+
+interface TerminologyBundle {
+  entry?: { resource?: Resource }[];
+}
+
+/**
+ * The server-wide content, each part loaded once and marked by its own hearth_setting key: a
+ * database loaded before a part existed gets that part at its next start.
+ */
+const CONTENT: { key: string; bundles: () => TerminologyBundle[] }[] = [
+  {
+    key: 'terminology.r4.loaded',
+    bundles: () => {
+      const dir = r4DefinitionsDir();
+      return R4_TERMINOLOGY_FILES.map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as TerminologyBundle);
+    },
+  },
+  // The platform's own code systems and value sets (Project.features, ClientApplication.status,
+  // …), so that their required bindings can be expanded like R4's.
+  { key: 'terminology.platform.loaded', bundles: () => [PLATFORM_TERMINOLOGY as TerminologyBundle] },
+];
 
 export interface LoadResult {
   /** The project holding the server-wide terminology. */
@@ -32,7 +52,7 @@ export interface LoadResult {
 }
 
 /**
- * Loads the R4 spec's CodeSystems, ValueSets and ConceptMaps once per database, at first start, as
+ * Loads the R4 spec's CodeSystems, ValueSets and ConceptMaps (and the platform's) once per database, at first start, as
  * resources of a project of their own (the terminology project: nothing else lives there, so every
  * project can be given read access to it) indexed into the terminology tables. Several processes
  * starting together take turns on an advisory lock; the first creates the project and loads in
@@ -45,12 +65,17 @@ export async function loadR4Terminology(
   onProject: (projectId: string) => void = () => undefined,
 ): Promise<LoadResult> {
   const started = Date.now();
-  const done = async (db: Pool | PoolClient): Promise<LoadResult | undefined> => {
-    const [projectId, loaded] = await Promise.all([
-      getSetting(db, TERMINOLOGY_PROJECT_KEY),
-      getSetting(db, LOADED_KEY),
+  const missing = async (db: Pool | PoolClient): Promise<typeof CONTENT> => {
+    const marked = await db.query<{ key: string }>('SELECT key FROM hearth_setting WHERE key = ANY($1)', [
+      CONTENT.map((part) => part.key),
     ]);
-    return projectId && loaded
+    const keys = new Set(marked.rows.map((row) => row.key));
+    return CONTENT.filter((part) => !keys.has(part.key));
+  };
+  const done = async (db: Pool | PoolClient): Promise<LoadResult | undefined> => {
+    const projectId = await getSetting(db, TERMINOLOGY_PROJECT_KEY);
+    const parts = await missing(db);
+    return projectId && parts.length === 0
       ? { projectId, loaded: false, resources: 0, concepts: 0, ms: Date.now() - started }
       : undefined;
   };
@@ -71,24 +96,37 @@ export async function loadR4Terminology(
       await client.query('BEGIN');
       try {
         await client.query('SET LOCAL statement_timeout = 0');
-        const projectId = (await getSetting(client, TERMINOLOGY_PROJECT_KEY)) ?? generateId();
+        const existing = await getSetting(client, TERMINOLOGY_PROJECT_KEY);
+        const projectId = existing ?? generateId();
         onProject(projectId);
-        await new Repository(deps, { projectId, readProjects: [projectId], system: true }, client).updateResource({
-          resourceType: 'Project',
-          id: projectId,
-          name: 'Terminology',
-          description:
-            'Server-wide CodeSystems, ValueSets and ConceptMaps (the FHIR R4 specification), readable by every project',
-        });
-        const counts = await loadFiles(client, deps, projectId);
+        if (!existing) {
+          await new Repository(deps, { projectId, readProjects: [projectId], system: true }, client).updateResource({
+            resourceType: 'Project',
+            id: projectId,
+            name: 'Terminology',
+            description:
+              'Server-wide CodeSystems, ValueSets and ConceptMaps (the FHIR R4 specification), readable by every project',
+          });
+        }
+        const parts = await missing(client);
+        const counts = await loadBundles(
+          client,
+          deps,
+          projectId,
+          parts.flatMap((part) => part.bundles()),
+        );
+        const now = new Date().toISOString();
         await client.query(
-          `INSERT INTO hearth_setting (key, value) VALUES ($1, $2), ($3, $4)
+          `INSERT INTO hearth_setting (key, value) SELECT * FROM unnest($1::text[], $2::text[])
            ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-          [TERMINOLOGY_PROJECT_KEY, projectId, LOADED_KEY, new Date().toISOString()],
+          [
+            [TERMINOLOGY_PROJECT_KEY, ...parts.map((part) => part.key)],
+            [projectId, ...parts.map(() => now)],
+          ],
         );
         await client.query('COMMIT');
         const result = { projectId, loaded: true, ...counts, ms: Date.now() - started };
-        logger.info(result, 'loaded the R4 terminology');
+        logger.info({ ...result, parts: parts.map((part) => part.key) }, 'loaded the R4 terminology');
         return result;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -102,12 +140,12 @@ export async function loadR4Terminology(
   }
 }
 
-async function loadFiles(
+async function loadBundles(
   client: PoolClient,
   deps: RepositoryDeps,
   projectId: string,
+  bundles: TerminologyBundle[],
 ): Promise<{ resources: number; concepts: number }> {
-  const dir = r4DefinitionsDir();
   const lastUpdated = new Date();
   let resources = 0;
   let batch: StoredVersion[] = [];
@@ -123,8 +161,7 @@ async function loadFiles(
     batch = [];
     batchBytes = 0;
   };
-  for (const file of R4_TERMINOLOGY_FILES) {
-    const bundle = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { entry?: { resource?: Resource }[] };
+  for (const bundle of bundles) {
     for (const entry of bundle.entry ?? []) {
       const resource = entry.resource;
       if (!resource || !TYPES.has(resource.resourceType) || typeof resource.id !== 'string') {
