@@ -4,13 +4,18 @@
  * through /auth/login and /oauth2/token, then creates, reads, searches and updates resources
  * against a Hearth server listening on a real port.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientStorage, MedplumClient, MemoryStorage, type MedplumClientOptions } from '@medplum/core';
 import { createTestApp, type TestApp } from '../../../apps/server/src/test/app.js';
 
 let t: TestApp;
 
-/** The client keeps its PKCE verifier in sessionStorage, which Node does not have: the client's own in-memory one. */
+/**
+ * The client keeps its PKCE verifier in sessionStorage, which Node does not have: the client's own
+ * in-memory one. (In Node it cannot hash the verifier, since it encodes with window.btoa, so its
+ * own challenges use the plain method; the S256 test hands it a challenge.)
+ */
 function installSessionStorage(): void {
   const g = globalThis as { sessionStorage?: unknown };
   g.sessionStorage ??= new MemoryStorage();
@@ -45,6 +50,33 @@ describe('@medplum/core 4.5.2 against Hearth', () => {
     expect(medplum.getProject()?.id).toBe(t.testProject.projectId);
     expect(medplum.getProjectMembership()?.admin).toBe(true);
     expect(medplum.getActiveLogin()?.refreshToken).toBeTruthy();
+  });
+
+  it('signs in with an S256 challenge, the verifier redeemed by processCode from sessionStorage', async () => {
+    const medplum = client();
+    const verifier = randomBytes(48).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    // processCode sends the verifier the client keeps under this key.
+    sessionStorage.setItem('codeVerifier', verifier);
+    const login = await medplum.startLogin({
+      email: t.testProject.email,
+      password: t.testProject.password,
+      codeChallenge: challenge,
+      codeChallengeMethod: 'S256',
+    });
+    const profile = await medplum.processCode(login.code as string);
+    expect(profile?.resourceType).toBe('Practitioner');
+
+    // The wrong verifier is refused: the server checked the S256 challenge.
+    sessionStorage.setItem('codeVerifier', randomBytes(48).toString('base64url'));
+    const again = await client().startLogin({
+      email: t.testProject.email,
+      password: t.testProject.password,
+      codeChallenge: challenge,
+      codeChallengeMethod: 'S256',
+    });
+    await expect(client().processCode(again.code as string)).rejects.toThrow('Failed to fetch tokens');
+    sessionStorage.removeItem('codeVerifier');
   });
 
   it('creates, reads, searches and updates resources', async () => {
