@@ -124,6 +124,86 @@ describe('Bot $deploy and $execute', () => {
     expect(res.json()).toMatchObject({ echo: { x: 1 } });
   });
 
+  it('hands the bot the BotEvent { bot, contentType, input, secrets, traceId }', async () => {
+    const inspector = await createBot(t, { name: 'inspector' });
+    await deploy(
+      t,
+      inspector.id,
+      `export async function handler(_client, event) {
+        return { keys: Object.keys(event).sort(), bot: event.bot, contentType: event.contentType, input: event.input,
+          secret: event.secrets.API_KEY, traceId: event.traceId, requester: event.requester };
+      }`,
+      'inspector.js',
+    );
+    const res = await fetch(new URL(`fhir/R4/Bot/${inspector.id}/$execute`, t.baseUrl), {
+      method: 'POST',
+      headers: { ...t.authHeaders, 'content-type': 'application/json', 'x-trace-id': 'trace-abc.123' },
+      body: JSON.stringify({ n: 1 }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-trace-id')).toBe('trace-abc.123');
+    const out = (await res.json()) as Record<string, unknown>;
+    expect(out).toMatchObject({
+      keys: ['bot', 'contentType', 'input', 'requester', 'secrets', 'traceId'],
+      bot: { reference: `Bot/${inspector.id}`, display: 'inspector' },
+      contentType: 'application/json',
+      input: { n: 1 },
+      secret: { name: 'API_KEY', valueString: 'k-123' },
+      traceId: 'trace-abc.123',
+    });
+    expect((out.requester as { reference?: string }).reference).toMatch(/^(Practitioner|Patient|ClientApplication)\//);
+    // Without a trace id from the caller, the run gets one and answers it.
+    const plain = await post(t, `fhir/R4/Bot/${inspector.id}/$execute`, {});
+    const generated = plain.headers.get('x-trace-id');
+    expect(generated).toBeTruthy();
+    expect((plain.json() as { traceId: string }).traceId).toBe(generated);
+  });
+
+  it('answers a text result in the text type the caller accepts', async () => {
+    const html = await fetch(new URL(`fhir/R4/Bot/${bot.id}/$execute`, t.baseUrl), {
+      method: 'POST',
+      headers: { ...t.authHeaders, 'content-type': 'text/plain', accept: 'text/html' },
+      body: 'shout',
+    });
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await html.text()).toBe('SHOUT');
+    // An HL7 v2 interface engine asks for HL7 v2 back.
+    const msg = 'MSH|^~\\&|LAB|HOSP|||20240101120000||ORU^R01|MSG7|P|2.5';
+    const ack = await fetch(new URL(`fhir/R4/Bot/${bot.id}/$execute`, t.baseUrl), {
+      method: 'POST',
+      headers: { ...t.authHeaders, 'content-type': 'x-application/hl7-v2+er7', accept: 'x-application/hl7-v2+er7' },
+      body: msg,
+    });
+    expect(ack.status).toBe(200);
+    expect(ack.headers.get('content-type')).toBe('x-application/hl7-v2+er7');
+    expect(await ack.text()).toContain('MSA|AA|MSG7');
+  });
+
+  it('records a failed run as an AuditEvent with outcome 4, its output and the error', async () => {
+    const failing = await createBot(t);
+    await deploy(
+      t,
+      failing.id,
+      `export async function handler() { console.log('about to fail'); console.error('oops'); throw new Error('kaboom'); }`,
+      'failing.js',
+    );
+    const res = await post(t, `fhir/R4/Bot/${failing.id}/$execute`, {});
+    expect(res.status).toBe(400);
+    expect(res.json()).toMatchObject({ resourceType: 'OperationOutcome' });
+    const traceId = res.headers.get('x-trace-id') as string;
+    const audit = await waitFor(async () => {
+      const rows = await t.pool.query<{ content: string }>(
+        `SELECT content FROM "AuditEvent" WHERE NOT deleted AND content LIKE $1`,
+        [`%${traceId}%`],
+      );
+      return rows.rows[0] ? (JSON.parse(rows.rows[0].content) as Resource & Record<string, unknown>) : undefined;
+    });
+    expect(audit.outcome).toBe('4');
+    expect(audit.outcomeDesc).toContain('about to fail');
+    expect(audit.outcomeDesc).toContain('[error] oops');
+    expect(audit.outcomeDesc).toContain('kaboom');
+  });
+
   it('records each run as an AuditEvent with the console output', async () => {
     const res = await post(t, `fhir/R4/Bot/${bot.id}/$execute`, 'audit me', 'text/plain');
     const traceId = res.headers.get('x-trace-id');

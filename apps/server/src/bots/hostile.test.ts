@@ -10,10 +10,16 @@ let receiverPort = 0;
 let receiverHits = 0;
 
 beforeAll(async () => {
-  t = await createTestApp({ listen: true, config: { botTimeoutMs: 1500, botMemoryLimitMb: 32 } });
-  receiver = createServer((_req, res) => {
+  t = await createTestApp({ listen: true, config: { botTimeoutMs: 3000, botMemoryLimitMb: 32 } });
+  receiver = createServer((req, res) => {
     receiverHits++;
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('secret internal data');
+    if (req.url === '/to-metadata') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+    } else if (req.url === '/to-loopback') {
+      res.writeHead(307, { location: `http://127.0.0.2:${receiverPort}/` }).end();
+    } else {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('secret internal data');
+    }
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverPort = (receiver.address() as AddressInfo).port;
@@ -29,29 +35,38 @@ async function runBot(code: string, input: unknown = {}): Promise<{ status: numb
   return post(t, `fhir/R4/Bot/${bot.id}/$execute`, input);
 }
 
-/** The server answers its health check within `ms` (its event loop is free). */
-async function healthyWithin(ms: number): Promise<void> {
-  const started = Date.now();
+/** The server answers its health check. */
+async function healthy(): Promise<void> {
   const res = await get(t, 'healthcheck');
   expect(res.status).toBe(200);
-  expect(Date.now() - started).toBeLessThan(ms);
+}
+
+/**
+ * The server answers a health check and a read while a hostile run is still going: the answers
+ * come before the run's own (so its event loop is not held by the bot). An ordering, not a timing.
+ */
+async function servesWhile(run: Promise<unknown>, botId: string): Promise<void> {
+  let finished = false;
+  void run.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
+  await healthy();
+  const read = await get(t, `fhir/R4/Bot/${botId}`);
+  expect(read.status).toBe(200);
+  expect(finished).toBe(false);
 }
 
 describe('hostile bots fail alone; the server keeps serving', () => {
   it('an infinite loop is stopped at the time limit, and the server answers meanwhile', async () => {
     const bot = await createBot(t);
     await deploy(t, bot.id, 'export async function handler() { while (true) {} }', 'loop.js');
-    const started = Date.now();
     const running = post(t, `fhir/R4/Bot/${bot.id}/$execute`, {});
-    await new Promise((r) => setTimeout(r, 300));
-    await healthyWithin(500);
-    const read = await get(t, `fhir/R4/Bot/${bot.id}`);
-    expect(read.status).toBe(200);
+    await servesWhile(running, bot.id);
     const res = await running;
     expect(res.status).toBe(400);
-    expect(res.text).toContain('timed out after 1500 ms');
-    expect(Date.now() - started).toBeLessThan(5000);
-    await healthyWithin(500);
+    expect(res.text).toContain('timed out after 3000 ms');
+    await healthy();
   });
 
   it('an infinite loop after an await (in a continuation) is stopped too', async () => {
@@ -60,7 +75,7 @@ describe('hostile bots fail alone; the server keeps serving', () => {
     );
     expect(res.status).toBe(400);
     expect(res.text).toContain('timed out');
-    await healthyWithin(500);
+    await healthy();
   });
 
   it('a promise that never settles is stopped at the time limit', async () => {
@@ -75,7 +90,7 @@ describe('hostile bots fail alone; the server keeps serving', () => {
     );
     expect(res.status).toBe(400);
     expect(res.text).toContain('memory limit');
-    await healthyWithin(500);
+    await healthy();
     const mem = await runBot(
       `export async function handler() { let s = 'x'; const keep = []; for (;;) { s = s + s; keep.push(s + Math.random()); } }`,
     );
@@ -87,7 +102,7 @@ describe('hostile bots fail alone; the server keeps serving', () => {
     const res = await runBot('export async function handler() { process.exit(1); }');
     expect(res.status).toBe(400);
     expect(res.text).toContain('process is not defined');
-    await healthyWithin(500);
+    await healthy();
   });
 
   it('process.env is not there, nor any other path to the host', async () => {
@@ -130,7 +145,7 @@ describe('hostile bots fail alone; the server keeps serving', () => {
     );
     expect(dynamic.status).toBe(400);
     expect(dynamic.text).not.toContain('root:');
-    await healthyWithin(500);
+    await healthy();
   });
 
   it('each run starts in a fresh context: globals and prototypes a run changes are gone in the next', async () => {
@@ -167,12 +182,17 @@ describe('hostile bots fail alone; the server keeps serving', () => {
           `http://127.0.0.1:${receiverPort}/`,
           `http://localhost:${receiverPort}/`,
           `http://[::1]:${receiverPort}/`,
+          `http://[::ffff:127.0.0.1]:${receiverPort}/`,
+          `http://[::ffff:7f00:1]:${receiverPort}/`,
+          `http://2130706433:${receiverPort}/`,
           `${t.baseUrl}healthcheck`,
           'http://10.0.0.1/',
           'http://192.168.0.1/',
           'http://172.16.0.1/',
           'http://169.254.169.254/latest/meta-data/',
+          'http://169.254.1.1/',
           'http://[fd00:ec2::254]/',
+          'http://[fe80::1]/',
           'file:///etc/passwd',
         ],
       },
@@ -190,11 +210,10 @@ describe('hostile bots fail alone; the server keeps serving', () => {
     const loop = await createBot(t);
     await deploy(t, loop.id, 'export async function handler() { for (;;) {} }', 'loop.js');
     const runs = Array.from({ length: 6 }, () => post(t, `fhir/R4/Bot/${loop.id}/$execute`, {}));
-    await new Promise((r) => setTimeout(r, 200));
-    await healthyWithin(500);
+    await servesWhile(Promise.all(runs), loop.id);
     const results = await Promise.all(runs);
     expect(results.every((r) => r.status === 400)).toBe(true);
-    await healthyWithin(500);
+    await healthy();
   });
 });
 
@@ -216,7 +235,11 @@ describe('bot fetch with an allow-list', () => {
         const r = await fetch(event.input.url, { method: 'POST', headers: { 'x-test': '1' }, body: { hello: 'world' } });
         let other;
         try { await fetch(event.input.other); } catch (e) { other = e.message; }
-        return { status: r.status, ok: r.ok, text: await r.text(), type: r.headers.get('content-type'), other };
+        const redirects = [];
+        for (const url of event.input.redirects) {
+          try { const x = await fetch(url); redirects.push('reached ' + x.status); } catch (e) { redirects.push(e.message); }
+        }
+        return { status: r.status, ok: r.ok, text: await r.text(), type: r.headers.get('content-type'), other, redirects };
       }`,
       'fetch.js',
     );
@@ -224,10 +247,17 @@ describe('bot fetch with an allow-list', () => {
     const res = await post(allowed, `fhir/R4/Bot/${bot.id}/$execute`, {
       url: `http://127.0.0.1:${receiverPort}/`,
       other: `http://127.0.0.2:${receiverPort}/`,
+      redirects: [`http://127.0.0.1:${receiverPort}/to-metadata`, `http://127.0.0.1:${receiverPort}/to-loopback`],
     });
     expect(res.status).toBe(200);
-    expect(res.json()).toMatchObject({ status: 200, ok: true, text: 'secret internal data', type: 'text/plain' });
-    expect(String((res.json() as { other: string }).other)).toContain('blocked');
-    expect(receiverHits).toBe(before + 1);
+    const out = res.json() as { other: string; redirects: string[] };
+    expect(out).toMatchObject({ status: 200, ok: true, text: 'secret internal data', type: 'text/plain' });
+    expect(out.other).toContain('blocked');
+    // Each redirect is checked again: the allow-listed first hop is reached, its target is not.
+    expect(out.redirects).toHaveLength(2);
+    for (const message of out.redirects) {
+      expect(message).toContain('blocked');
+    }
+    expect(receiverHits).toBe(before + 3);
   });
 });

@@ -67,6 +67,26 @@ export function executeInput(request: FastifyRequest, skip: string[] = []): { in
   return { input: body, contentType };
 }
 
+/**
+ * The content type of a bot's text result: the one the caller accepts when it names a text type
+ * (Accept: text/html, x-application/hl7-v2+er7, ...), else the request's own text type (an HL7 v2
+ * message is answered in HL7 v2), else plain text.
+ */
+function textResultType(request: FastifyRequest): string {
+  const accepted = String(request.headers.accept ?? '')
+    .split(',')[0]
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+  if (accepted && !accepted.includes('*') && isTextual(accepted) && !JSON_TYPE.test(accepted)) {
+    return /^text\//.test(accepted) ? `${accepted}; charset=utf-8` : accepted;
+  }
+  const media = request.method === 'POST' ? mediaTypeOf(request) : '';
+  return media && isTextual(media) && !JSON_TYPE.test(media)
+    ? String(request.headers['content-type'])
+    : 'text/plain; charset=utf-8';
+}
+
 /** Sends a bot's return value with the content type it calls for. */
 function sendResult(request: FastifyRequest, reply: FastifyReply, result: BotRunResult): FastifyReply {
   reply.header('x-trace-id', result.traceId);
@@ -78,12 +98,7 @@ function sendResult(request: FastifyRequest, reply: FastifyReply, result: BotRun
     return reply.code(200).send();
   }
   if (typeof value === 'string') {
-    const media = request.method === 'POST' ? mediaTypeOf(request) : '';
-    const type =
-      media && isTextual(media) && !JSON_TYPE.test(media)
-        ? String(request.headers['content-type'])
-        : 'text/plain; charset=utf-8';
-    return reply.code(200).header('content-type', type).send(value);
+    return reply.code(200).header('content-type', textResultType(request)).send(value);
   }
   if (typeof value === 'object' && typeof (value as Resource).resourceType === 'string') {
     return reply.code(200).header('content-type', FHIR_JSON).send(JSON.stringify(value));

@@ -213,7 +213,7 @@ function checkFormat(request: FastifyRequest): void {
     }
   }
   const accept = request.headers.accept;
-  if (accept && !acceptsJson(accept) && !isBinaryRead(request)) {
+  if (accept && !acceptsJson(accept) && !isBinaryRead(request) && !isBotExecute(request)) {
     fail(notAcceptable(`Accept "${accept}" cannot be served; this server speaks application/fhir+json`));
   }
   if (Buffer.isBuffer(request.body) && !isBinaryWrite(request)) {
@@ -234,6 +234,11 @@ function acceptsJson(accept: string): boolean {
 
 function isBinaryRead(request: FastifyRequest): boolean {
   return /\/Binary\/[^/]+/.test(request.url.split('?')[0]);
+}
+
+/** Bot $execute answers whatever its bot returns (HL7 v2, HTML, CSV...): any Accept may be asked for. */
+function isBotExecute(request: FastifyRequest): boolean {
+  return /\/Bot\/([^/]+\/)?\$execute$/.test(request.url.split('?')[0]);
 }
 
 function isBinaryWrite(request: FastifyRequest): boolean {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundBlockedError, OutboundPolicy, outboundRequest } from './outbound-http.js';
+import { OutboundBlockedError, OutboundPolicy, outboundRequest, type ResolveAll } from './outbound-http.js';
 
 let server: Server;
 let port = 0;
@@ -14,6 +14,8 @@ beforeAll(async () => {
       res.writeHead(302, { location: `http://127.0.0.2:${port}/secret` }).end();
     } else if (req.url === '/to-metadata') {
       res.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+    } else if (req.url === '/to-internal-name') {
+      res.writeHead(302, { location: `http://sneaky.test:${port}/secret` }).end();
     } else if (req.url === '/to-self') {
       res.writeHead(303, { location: '/ok' }).end();
     } else {
@@ -30,6 +32,30 @@ afterAll(async () => {
 });
 
 const strict = new OutboundPolicy([]);
+
+/** DNS as an attacker controlling a name would set it up: public-looking names with internal addresses. */
+const NAMES: Record<string, string[]> = {
+  'internal.test': ['10.0.0.5'],
+  'private172.test': ['172.16.0.9'],
+  'private192.test': ['192.168.1.10'],
+  'metadata.test': ['169.254.169.254'],
+  'linklocal.test': ['169.254.10.10'],
+  'loopback.test': ['127.0.0.1'],
+  'loopback6.test': ['::1'],
+  'mapped.test': ['::ffff:127.0.0.1'],
+  'mapped-hex.test': ['::ffff:a9fe:a9fe'],
+  'ula.test': ['fd00:ec2::254'],
+  'mixed.test': ['93.184.215.14', '192.168.1.10'],
+  'sneaky.test': ['127.0.0.2'],
+};
+const fakeDns: ResolveAll = async (hostname) => {
+  const addresses = NAMES[hostname];
+  if (!addresses) {
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+  }
+  return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+};
+const strictWithDns = new OutboundPolicy([], { resolve: fakeDns });
 
 async function expectBlocked(policy: OutboundPolicy, url: string): Promise<void> {
   const before = hits.length;
@@ -58,6 +84,30 @@ describe('outbound requests without server-side request forgery', () => {
     ['a DNS name resolving to loopback', () => `http://localhost:${port}/`],
   ])('blocks %s', async (_name, url) => {
     await expectBlocked(strict, url());
+  });
+
+  it.each(Object.keys(NAMES))('blocks a DNS name resolving to an internal address: %s', async (name) => {
+    await expectBlocked(strictWithDns, `http://${name}:${port}/`);
+  });
+
+  it('checks the addresses of a name after DNS, also on redirects, and honours the allow-list there', async () => {
+    const allowLoopback = new OutboundPolicy(['127.0.0.1'], { resolve: fakeDns });
+    // A name resolving to an allow-listed address is reached (the check is on the address).
+    const ok = await outboundRequest(allowLoopback, { url: `http://loopback.test:${port}/named`, timeoutMs: 3000 });
+    expect(ok.status).toBe(200);
+    // A redirect to a name resolving to another internal address is refused before it is sent.
+    const before = hits.length;
+    await expect(
+      outboundRequest(allowLoopback, { url: `http://127.0.0.1:${port}/to-internal-name`, timeoutMs: 3000 }),
+    ).rejects.toBeInstanceOf(OutboundBlockedError);
+    expect(hits.slice(before)).toEqual(['GET /to-internal-name']);
+    // Allow-listing the name itself lets it through whatever it resolves to.
+    const byName = await outboundRequest(new OutboundPolicy(['sneaky.test', '127.0.0.1'], { resolve: fakeDns }), {
+      url: `http://127.0.0.1:${port}/to-internal-name`,
+      timeoutMs: 3000,
+    }).catch((err: Error) => err);
+    // 127.0.0.2 is allowed by name but nothing listens there: a connection error, not a block.
+    expect(byName).not.toBeInstanceOf(OutboundBlockedError);
   });
 
   it('blocks schemes other than http and https, and URLs with credentials', async () => {

@@ -75,6 +75,19 @@ export class OutboundBlockedError extends Error {
   }
 }
 
+/** Resolves a host name to all its addresses (node:dns lookup with `all: true`). */
+export type ResolveAll = (hostname: string, family: number) => Promise<LookupAddress[]>;
+
+const systemResolver: ResolveAll = (hostname, family) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, family }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
+  });
+
+export interface OutboundPolicyOptions {
+  /** The resolver (default: the system's, as node:net would use); tests give names chosen addresses. */
+  resolve?: ResolveAll;
+}
+
 /** Decides which destinations outbound requests may reach. */
 export class OutboundPolicy {
   /**
@@ -87,8 +100,11 @@ export class OutboundPolicy {
   private readonly allowedHosts: string[] = [];
   private readonly allowedSuffixes: string[] = [];
 
+  private readonly resolveAll: ResolveAll;
+
   /** `allowList`: host names ('localhost', '*.corp.example'), IP addresses or CIDR ranges. */
-  constructor(allowList: string[] = []) {
+  constructor(allowList: string[] = [], options: OutboundPolicyOptions = {}) {
+    this.resolveAll = options.resolve ?? systemResolver;
     for (const raw of allowList) {
       const entry = raw.trim().toLowerCase();
       if (!entry) {
@@ -158,31 +174,33 @@ export class OutboundPolicy {
     }
   }
 
-  /** A DNS lookup for net.connect that only ever yields permitted addresses. */
+  /**
+   * A DNS lookup for net.connect that only ever yields permitted addresses: every address a name
+   * resolves to must be permitted (a name with one internal address among public ones is refused).
+   */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) {
-        callback(err, '', 0);
-        return;
-      }
-      const list = addresses as LookupAddress[];
-      for (const entry of list) {
-        const reason = this.blockedReason(hostname, entry.address);
-        if (reason) {
-          callback(new OutboundBlockedError(`Request to ${hostname} blocked: ${reason}`), '', 0);
+    const family = typeof options === 'object' && typeof options.family === 'number' ? options.family : 0;
+    this.resolveAll(hostname, family).then(
+      (list) => {
+        for (const entry of list) {
+          const reason = this.blockedReason(hostname, entry.address);
+          if (reason) {
+            callback(new OutboundBlockedError(`Request to ${hostname} blocked: ${reason}`), '', 0);
+            return;
+          }
+        }
+        if (list.length === 0) {
+          callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
           return;
         }
-      }
-      if (list.length === 0) {
-        callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
-        return;
-      }
-      if ((options as { all?: boolean }).all) {
-        (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-      } else {
-        callback(null, list[0].address, list[0].family);
-      }
-    });
+        if ((options as { all?: boolean }).all) {
+          (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+        } else {
+          callback(null, list[0].address, list[0].family);
+        }
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
   };
 }
 

@@ -200,6 +200,33 @@ describe('rest-hook subscriptions', () => {
     await waitFor(() => (arrivals(loc.id, '/resend').length === 2 ? true : undefined));
   });
 
+  it('does not follow a redirect to an internal address (SSRF): the attempt fails, blocked, and is recorded', async () => {
+    // The endpoint is allow-listed (127.0.0.1); where it redirects to is checked again, after DNS.
+    receiver.redirect('/bounce-metadata', 'http://169.254.169.254/latest/meta-data/');
+    receiver.redirect('/bounce-loopback', `http://127.0.0.2:${receiver.port}/stolen`);
+    const ids: string[] = [];
+    for (const path of ['/bounce-metadata', '/bounce-loopback']) {
+      const sub = await create(
+        subscription('Substance?code=bounce', `${receiver.url}${path.slice(1)}`, {
+          extension: [{ url: `${EXT}subscription-max-attempts`, valueInteger: 1 }],
+        }),
+      );
+      ids.push(sub.id);
+    }
+    const substance = await create({ resourceType: 'Substance', code: { coding: [{ code: 'bounce' }] } });
+    for (const id of ids) {
+      const [audit] = await waitFor(async () => {
+        const list = await auditEvents(id);
+        return list.length > 0 ? list : undefined;
+      });
+      expect(audit.outcome).toBe('4');
+      expect(audit.outcomeDesc).toContain('blocked');
+    }
+    expect(arrivals(substance.id, '/bounce-metadata')).toHaveLength(1);
+    expect(arrivals(substance.id, '/bounce-loopback')).toHaveLength(1);
+    expect(receiver.requests.filter((r) => r.url === '/stolen')).toHaveLength(0);
+  });
+
   it('ignores subscriptions that are not active', async () => {
     await create({ ...subscription('Group', `${receiver.url}off`), status: 'off' });
     const g = await create({ resourceType: 'Group', type: 'person', actual: true });
@@ -295,13 +322,20 @@ describe('a bot as the subscription endpoint', () => {
 });
 
 describe('the write path', () => {
-  it('never waits for subscriptions: a write answers before any delivery is made', async () => {
-    const slowReceiverUrl = `${receiver.url}slow`;
-    await create(subscription('Medication', slowReceiverUrl));
-    const started = Date.now();
-    const med = await create({ resourceType: 'Medication' });
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(arrivals(med.id, '/slow')).toHaveLength(0);
-    await waitFor(() => (arrivals(med.id, '/slow').length === 1 ? true : undefined));
+  it('never waits for subscriptions: a write answers while its delivery is still unanswered', async () => {
+    // The receiver holds every request: were the write to wait for its delivery, it would never answer.
+    const held = receiver.hold('/slow');
+    try {
+      await create(subscription('Medication', `${receiver.url}slow`));
+      const med = await create({ resourceType: 'Medication' });
+      expect(med.id).toBeTruthy();
+      await waitFor(() => (arrivals(med.id, '/slow').length === 1 ? true : undefined));
+      // The delivery is still waiting for its answer (had the write waited, it would have timed out).
+      expect(held.pending()).toBe(1);
+      const second = await create({ resourceType: 'Medication' });
+      expect(second.id).toBeTruthy();
+    } finally {
+      held.release();
+    }
   });
 });

@@ -16,6 +16,10 @@ export interface Receiver {
   requests: ReceivedRequest[];
   /** The next `n` requests are answered 500. */
   failNext(n: number): void;
+  /** Requests to `path` are recorded on arrival but not answered until `release()` is called. */
+  hold(path: string): { release(): void; pending(): number };
+  /** Requests to `path` are answered with a redirect (`status`, default 307) to `location`. */
+  redirect(path: string, location: string, status?: number): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +27,8 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   let failures = 0;
+  const held = new Map<string, (() => void)[]>();
+  const redirects = new Map<string, { location: string; status: number }>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -34,11 +40,28 @@ export async function startReceiver(): Promise<Receiver> {
         body: Buffer.concat(chunks).toString('utf8'),
         at: Date.now(),
       });
-      if (failures > 0) {
-        failures--;
-        res.writeHead(500).end('not now');
+      const answer = (): void => {
+        const redirect = redirects.get(req.url ?? '');
+        if (redirect) {
+          res.writeHead(redirect.status, { location: redirect.location }).end();
+        } else if (failures > 0) {
+          failures--;
+          res.writeHead(500).end('not now');
+        } else {
+          res.writeHead(200).end('ok');
+        }
+      };
+      const waiting = held.get(req.url ?? '');
+      if (waiting) {
+        waiting.push(answer);
+        res.on('close', () => {
+          const i = waiting.indexOf(answer);
+          if (i >= 0) {
+            waiting.splice(i, 1);
+          }
+        });
       } else {
-        res.writeHead(200).end('ok');
+        answer();
       }
     });
   });
@@ -51,6 +74,29 @@ export async function startReceiver(): Promise<Receiver> {
     failNext(n) {
       failures = n;
     },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    redirect(path, location, status = 307) {
+      redirects.set(path, { location, status });
+    },
+    hold(path) {
+      const waiting: (() => void)[] = [];
+      held.set(path, waiting);
+      return {
+        pending: () => waiting.length,
+        release() {
+          held.delete(path);
+          for (const answer of waiting.splice(0)) {
+            answer();
+          }
+        },
+      };
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const waiting of held.values()) {
+          waiting.splice(0).forEach((answer) => answer());
+        }
+        held.clear();
+        server.close(() => resolve());
+      }),
   };
 }

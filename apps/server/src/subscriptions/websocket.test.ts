@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Bundle, Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { FHIR_JSON, get, post, waitFor } from '../bots/testing.js';
+import { createBot, FHIR_JSON, get, post, waitFor } from '../bots/testing.js';
 
 // Two server processes (two apps, each with its own pool, workers and websocket hub) on one database.
 let a: TestApp;
@@ -130,6 +130,64 @@ describe('websocket subscriptions across server processes', () => {
     expect(notifications(onB)).toHaveLength(1);
     onA.socket.close();
     onB.socket.close();
+  });
+
+  it("notifies only what the subscription's author may read", async () => {
+    // The author: a bot whose access policy lets it read Patients (and manage its subscriptions) only.
+    const policy = await post(
+      a,
+      'fhir/R4/AccessPolicy',
+      {
+        resourceType: 'AccessPolicy',
+        name: 'patients only',
+        resource: [{ resourceType: 'Subscription' }, { resourceType: 'Patient', readonly: true }],
+      },
+      FHIR_JSON,
+    );
+    const author = await createBot(a, {}, `AccessPolicy/${(policy.json() as Resource).id}`);
+    const asAuthor = await a.services.automation.members.forProfile(a.testProject.projectId, `Bot/${author.id}`);
+    const client = await connect(b);
+    const ids: Record<string, string> = {};
+    for (const criteria of ['Patient?name=Authored', 'Observation?code=authored']) {
+      const sub = (
+        await asAuthor.createResource({
+          resourceType: 'Subscription',
+          status: 'active',
+          reason: 'author access',
+          criteria,
+          channel: { type: 'websocket' },
+        })
+      ).resource;
+      expect(sub.meta?.author?.reference).toBe(`Bot/${author.id}`);
+      ids[criteria.split('?')[0]] = sub.id as string;
+      const binding = await get(a, `fhir/R4/Subscription/${sub.id as string}/$get-ws-binding-token`);
+      const token = (binding.json() as { parameter: { name: string; valueString?: string }[] }).parameter.find(
+        (p) => p.name === 'token',
+      )?.valueString;
+      client.socket.send(JSON.stringify({ type: 'bind-with-token', payload: { token } }));
+    }
+    const hub = b.services.automation.subscriptions.hub;
+    await waitFor(() =>
+      hub.boundCount(ids.Patient) === 1 && hub.boundCount(ids.Observation) === 1 ? true : undefined,
+    );
+
+    const obs = (
+      await post(
+        a,
+        'fhir/R4/Observation',
+        { resourceType: 'Observation', status: 'final', code: { coding: [{ code: 'authored' }] } },
+        FHIR_JSON,
+      )
+    ).json() as Resource;
+    const patient = (
+      await post(a, 'fhir/R4/Patient', { resourceType: 'Patient', name: [{ family: 'Authored' }] }, FHIR_JSON)
+    ).json() as Resource;
+    await waitFor(() => (JSON.stringify(notifications(client)).includes(patient.id as string) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+    const text = JSON.stringify(notifications(client));
+    expect(text).not.toContain(obs.id as string);
+    expect(text).not.toContain(`Subscription/${ids.Observation}`);
+    client.socket.close();
   });
 
   it('rejects a forged or tampered token, and answers ping', async () => {
