@@ -45,6 +45,12 @@ describe('project admin', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().resourceType).toBe('ProjectMembership');
     expect(res.json().profile.reference).toMatch(/^Practitioner\//);
+    const membershipId = res.json().id as string;
+    const isPending = async () =>
+      (await call('GET', `/admin/projects/${pid()}`)).json().members.find((m: { id: string }) => m.id === membershipId)
+        .invited;
+    // Pending until the invited user sets a password.
+    expect(await isPending()).toBe(true);
     const mail = await smtp.waitFor('ivy@example.com');
     const [, id, secret] = /\/setpassword\/([\w-]+)\/([\w-]+)/.exec(emailText(mail.raw)) as RegExpExecArray;
     expect(
@@ -56,6 +62,7 @@ describe('project admin', () => {
         })
       ).statusCode,
     ).toBe(200);
+    expect(await isPending()).toBe(false);
     const tokens = await signIn(t.app, 'ivy@example.com', 'ivy has a password');
     expect(tokens.project.reference).toBe(`Project/${pid()}`);
     // Inviting the same person again is a conflict.

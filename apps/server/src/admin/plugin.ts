@@ -55,6 +55,36 @@ function settings(value: unknown, field: string): ProjectSetting[] {
   return value as ProjectSetting[];
 }
 
+/**
+ * Memberships whose invitation is still pending: made by an invite, for a user who has not yet
+ * set a password (the emailed link) and signs in by no external identity.
+ */
+async function pendingInvitations(
+  db: AuthModule['deps']['pool'],
+  memberships: ProjectMembership[],
+): Promise<Set<string>> {
+  const invited = memberships.filter((m) => m.invitedBy && m.user?.reference?.startsWith('User/'));
+  if (!invited.length) {
+    return new Set();
+  }
+  const ids = invited.map((m) => (m.user?.reference as string).slice('User/'.length));
+  const { rows } = await db.query<{ id: string; content: string }>(
+    `SELECT id, content FROM "User" WHERE id = ANY($1::text[]) AND NOT deleted`,
+    [ids],
+  );
+  const waiting = new Set(
+    rows
+      .filter((r) => {
+        const user = JSON.parse(r.content) as { passwordHash?: string; externalId?: string };
+        return !user.passwordHash && !user.externalId;
+      })
+      .map((r) => r.id),
+  );
+  return new Set(
+    invited.filter((m) => waiting.has((m.user?.reference as string).slice('User/'.length))).map((m) => m.id as string),
+  );
+}
+
 /** Project administration (CONTRACTS.md): project admins of that project, or super admins. */
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
   const { auth } = options;
@@ -69,6 +99,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       [projectId],
     );
     const parsed = rows.rows.map((r) => JSON.parse(r.content) as Resource);
+    const pending = await pendingInvitations(deps.pool, memberships);
     return reply.header('cache-control', 'no-store').send({
       project: {
         id: project.id,
@@ -87,6 +118,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
         profile: m.profile,
         admin: m.admin === true,
         active: m.active !== false,
+        invited: pending.has(m.id as string),
         accessPolicy: m.accessPolicy,
         access: m.access,
         userName: m.userName,
