@@ -18,13 +18,20 @@ afterAll(async () => {
 });
 
 function queue(workersEnabled: boolean, ...definitions: JobDefinition<never>[]): JobQueue {
+  return queueWith({ workersEnabled }, ...definitions);
+}
+
+function queueWith(
+  options: { workersEnabled: boolean; concurrency?: number; maintenanceIntervalSeconds?: number },
+  ...definitions: JobDefinition<never>[]
+): JobQueue {
   const q = new JobQueue({
     pool,
     logger,
-    workersEnabled,
     concurrency: 4,
     pollingIntervalMs: 500,
     retryDelaySeconds: 1,
+    ...options,
   });
   for (const d of definitions) {
     q.define(d as JobDefinition<unknown>);
@@ -60,6 +67,69 @@ describe('JobQueue', () => {
     await waitFor(() => seen.length === 3);
     expect(seen.sort()).toEqual([1, 2, 3]);
     await consumer.stop();
+  });
+
+  it('runs jobs on every process that enables workers', async () => {
+    // Each job waits until both processes hold one: with one job at a time per process, the second
+    // job can only be taken by the other process, so this finishes only if both run workers.
+    const takenBy = new Set<string>();
+    const definition = (processName: string): JobDefinition<never> =>
+      ({
+        name: 'shared',
+        concurrency: 1,
+        handler: async () => {
+          takenBy.add(processName);
+          await waitFor(() => takenBy.size === 2);
+        },
+      }) as JobDefinition<never>;
+    const first = queueWith({ workersEnabled: true, concurrency: 1 }, definition('first'));
+    const second = queueWith({ workersEnabled: true, concurrency: 1 }, definition('second'));
+    const producer = queue(false, definition('producer'));
+    await Promise.all([first.start(), second.start(), producer.start()]);
+    const ids = [await producer.send('shared', { n: 1 }), await producer.send('shared', { n: 2 })];
+    await waitFor(async () => {
+      const states = await Promise.all(ids.map((id) => producer.getJob('shared', id as string)));
+      return states.every((job) => job?.state === 'completed');
+    });
+    expect([...takenBy].sort()).toEqual(['first', 'second']);
+    await Promise.all([first.stop(), second.stop(), producer.stop()]);
+  });
+
+  it('runs a job again on another process when the process running it died mid-job', async () => {
+    let firstAttemptStarted = false;
+    const attempts: number[] = [];
+    const lost = queueWith({ workersEnabled: true }, {
+      name: 'orphaned',
+      expireInSeconds: 1,
+      retryLimit: 2,
+      handler: async (_data: object, attempt) => {
+        attempts.push(attempt.retryCount);
+        firstAttemptStarted = true;
+        // This process "dies": the attempt never ends.
+        await new Promise(() => undefined);
+      },
+    } as JobDefinition<never>);
+    await lost.start();
+    const id = await lost.send('orphaned', {});
+    await waitFor(() => firstAttemptStarted);
+    // Stop without waiting for the running attempt: it stays active in the database, as after a crash.
+    await lost.stop(10);
+    expect((await lost.getJob('orphaned', id as string))?.state).toBe('active');
+
+    const survivor = queueWith({ workersEnabled: true, maintenanceIntervalSeconds: 1 }, {
+      name: 'orphaned',
+      expireInSeconds: 1,
+      retryLimit: 2,
+      handler: async (_data: object, attempt) => {
+        attempts.push(attempt.retryCount);
+        return { recovered: true };
+      },
+    } as JobDefinition<never>);
+    await survivor.start();
+    await waitFor(async () => (await survivor.getJob('orphaned', id as string))?.state === 'completed', 30000);
+    expect(attempts).toEqual([0, 1]);
+    expect((await survivor.getJob('orphaned', id as string))?.output).toEqual({ recovered: true });
+    await survivor.stop();
   });
 
   it('retries a failing job with growing delays until it succeeds', async () => {

@@ -45,6 +45,11 @@ export interface JobQueueOptions {
   concurrency: number;
   pollingIntervalMs: number;
   retryDelaySeconds: number;
+  /**
+   * How often lost attempts (their process died mid-job) are looked for and failed, so they are
+   * retried (default 60 s; one process does it per interval, whichever gets there first).
+   */
+  maintenanceIntervalSeconds?: number;
 }
 
 /**
@@ -74,7 +79,7 @@ export class JobQueue {
       schedule: false,
       supervise: true,
       migrate: true,
-      maintenanceIntervalSeconds: 60,
+      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 60,
       // Finished jobs are history only: kept briefly, so busy queues stay small.
       archiveCompletedAfterSeconds: 900,
       deleteAfterDays: 2,

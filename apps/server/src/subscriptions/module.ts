@@ -75,6 +75,8 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
   deps.jobs.define<EvaluationJob>({
     name: EVALUATE_QUEUE,
     retryLimit: 3,
+    // An evaluation is a few queries: one still running after this was lost with its process.
+    expireInSeconds: 300,
     // Evaluation is database work: a few at a time leave the pool to requests.
     concurrency: Math.min(4, config.workerConcurrency),
     handler: (job) =>
@@ -97,6 +99,9 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
   deps.jobs.define<DeliveryJob>({
     name: DELIVER_QUEUE,
     retryLimit: Math.max(0, config.subscriptionMaxAttempts - 1),
+    // One attempt is one request or one bot run, each with its own time limit; an attempt still
+    // active a minute past that was lost with its process and is retried elsewhere.
+    expireInSeconds: Math.ceil(Math.max(config.outboundTimeoutMs, config.botTimeoutMs) / 1000) + 60,
     handler: (job, attempt) =>
       deliver(
         {
