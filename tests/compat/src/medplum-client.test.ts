@@ -21,6 +21,11 @@ function installSessionStorage(): void {
   g.sessionStorage ??= new MemoryStorage();
 }
 
+/** Where the client keeps its PKCE verifier (the store installed above). */
+function sessionStore(): MemoryStorage {
+  return (globalThis as unknown as { sessionStorage: MemoryStorage }).sessionStorage;
+}
+
 function client(options: Partial<MedplumClientOptions> = {}): MedplumClient {
   return new MedplumClient({
     baseUrl: t.baseUrl,
@@ -57,7 +62,7 @@ describe('@medplum/core 4.5.2 against Hearth', () => {
     const verifier = randomBytes(48).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     // processCode sends the verifier the client keeps under this key.
-    sessionStorage.setItem('codeVerifier', verifier);
+    sessionStore().setItem('codeVerifier', verifier);
     const login = await medplum.startLogin({
       email: t.testProject.email,
       password: t.testProject.password,
@@ -68,7 +73,7 @@ describe('@medplum/core 4.5.2 against Hearth', () => {
     expect(profile?.resourceType).toBe('Practitioner');
 
     // The wrong verifier is refused: the server checked the S256 challenge.
-    sessionStorage.setItem('codeVerifier', randomBytes(48).toString('base64url'));
+    sessionStore().setItem('codeVerifier', randomBytes(48).toString('base64url'));
     const again = await client().startLogin({
       email: t.testProject.email,
       password: t.testProject.password,
@@ -76,7 +81,7 @@ describe('@medplum/core 4.5.2 against Hearth', () => {
       codeChallengeMethod: 'S256',
     });
     await expect(client().processCode(again.code as string)).rejects.toThrow('Failed to fetch tokens');
-    sessionStorage.removeItem('codeVerifier');
+    sessionStore().removeItem('codeVerifier');
   });
 
   it('creates, reads, searches and updates resources', async () => {

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { pkcePair } from '../test/auth.js';
+import { addTestMember, pkcePair, signIn } from '../test/auth.js';
 import type { ClientApplication } from './types.js';
 
 let t: TestApp;
@@ -123,6 +123,39 @@ describe('authorization code flow in the browser', () => {
       headers: { authorization: `Bearer ${token.json().access_token}` },
     });
     expect(userinfo.json().sub).toBe(t.testProject.user.id);
+  });
+
+  it('puts the nonce and the requested claims in the ID token, audience the client', async () => {
+    const pkce = pkcePair();
+    const { post } = await authorize({
+      response_type: 'code',
+      client_id: client.id as string,
+      redirect_uri: REDIRECT,
+      scope: 'openid profile email fhirUser',
+      state: 'n',
+      nonce: 'n-0S6_WzA2Mj',
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    });
+    const code = new URL(post?.headers.location as string).searchParams.get('code') as string;
+    const token = await t.app.inject(
+      form({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: pkce.verifier,
+        client_id: client.id as string,
+        redirect_uri: REDIRECT,
+      }),
+    );
+    const id = decodeJwt(token.json().id_token);
+    expect(id.nonce).toBe('n-0S6_WzA2Mj');
+    expect(id.aud).toBe(client.id);
+    expect(id.iss).toBe(t.config.baseUrl);
+    expect(id.sub).toBe(t.testProject.user.id);
+    expect(id.email).toBe(t.testProject.email);
+    expect(id.fhirUser).toBe(`${t.config.baseUrl}fhir/R4/${token.json().profile.reference}`);
+    // Without offline_access a third-party app gets no refresh token.
+    expect(token.json().refresh_token).toBeUndefined();
   });
 
   it('never redirects to an unregistered redirect URI, and shows the error instead', async () => {
@@ -298,7 +331,7 @@ describe('other grants and endpoints', () => {
     expect((await t.app.inject(form({}))).json().error).toBe('invalid_request');
   });
 
-  it('introspects live and dead tokens', async () => {
+  it('introspects live, revoked and dead tokens', async () => {
     const auth = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
     const live = await t.app.inject({
       ...form({ token: t.token }, { authorization: auth }),
@@ -318,6 +351,17 @@ describe('other grants and endpoints', () => {
     expect(refresh.json().active).toBe(true);
     const anonymous = await t.app.inject({ ...form({ token: t.token }), url: '/oauth2/introspect' });
     expect(anonymous.statusCode).toBe(401);
+    // A token whose session was signed out is no longer active, nor is its refresh token.
+    const ended = await signIn(t.app, t.testProject.email, t.testProject.password);
+    await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/logout',
+      headers: { authorization: `Bearer ${ended.access_token}` },
+    });
+    for (const token of [ended.access_token, ended.refresh_token as string]) {
+      const res = await t.app.inject({ ...form({ token }, { authorization: auth }), url: '/oauth2/introspect' });
+      expect(res.json()).toEqual({ active: false });
+    }
   });
 
   it('registers clients dynamically for project admins (RFC 7591)', async () => {
@@ -339,6 +383,27 @@ describe('other grants and endpoints', () => {
     });
     expect(bad.json().error).toBe('invalid_redirect_uri');
     expect((await t.app.inject({ method: 'POST', url: '/oauth2/register', payload: {} })).statusCode).toBe(401);
+    // The registered client signs in with its credentials and acts in the registrar's project.
+    const tokens = await t.app.inject(
+      form(
+        { grant_type: 'client_credentials' },
+        {
+          authorization: `Basic ${Buffer.from(`${res.json().client_id}:${res.json().client_secret}`).toString('base64')}`,
+        },
+      ),
+    );
+    expect(tokens.statusCode).toBe(200);
+    expect(tokens.json().project.reference).toBe(`Project/${t.testProject.projectId}`);
+    // Members who are not admins may not register clients.
+    const member = await addTestMember(t.app, t.services, t.testProject.projectId);
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/register',
+      headers: member.headers,
+      payload: { client_name: 'Sneaky', redirect_uris: ['https://dyn.example/cb'] },
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().resourceType).toBe('OperationOutcome');
   });
 
   it('signs with rotated keys: a new key signs, the old one still verifies', async () => {
@@ -348,5 +413,111 @@ describe('other grants and endpoints', () => {
     expect(keys.length).toBe(before + 1);
     // A token signed by the previous key is still accepted.
     expect((await t.app.inject({ url: '/auth/me', headers: t.authHeaders })).statusCode).toBe(200);
+  });
+});
+
+describe('RP-initiated logout (OpenID Connect)', () => {
+  async function browserSignIn(): Promise<{ id_token: string; access_token: string; refresh_token?: string }> {
+    const pkce = pkcePair();
+    const { post } = await authorize({
+      response_type: 'code',
+      client_id: client.id as string,
+      redirect_uri: REDIRECT,
+      scope: 'openid offline_access',
+      state: 'l',
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    });
+    const code = new URL(post?.headers.location as string).searchParams.get('code') as string;
+    return (
+      await t.app.inject(
+        form({
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: pkce.verifier,
+          client_id: client.id as string,
+          redirect_uri: REDIRECT,
+        }),
+      )
+    ).json();
+  }
+  const me = (token: string) => t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } });
+
+  it('ends the session of an ID token and goes back to a registered URI with the state', async () => {
+    const tokens = await browserSignIn();
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    const res = await t.app.inject({
+      url: `/oauth2/logout?${new URLSearchParams({ id_token_hint: tokens.id_token, post_logout_redirect_uri: REDIRECT, state: 'bye' })}`,
+    });
+    expect(res.statusCode).toBe(302);
+    const location = new URL(res.headers.location as string);
+    expect(location.origin + location.pathname).toBe(REDIRECT);
+    expect(location.searchParams.get('state')).toBe('bye');
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+    const refresh = await t.app.inject(
+      form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string }),
+    );
+    expect(refresh.json().error).toBe('invalid_grant');
+  });
+
+  it('shows a page without a redirect URI; accepts the hint as a form post', async () => {
+    const tokens = await browserSignIn();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/logout',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ id_token_hint: tokens.id_token }).toString(),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+
+  it('never redirects to an unregistered URI, and refuses hints that are not its ID tokens', async () => {
+    const tokens = await browserSignIn();
+    const elsewhere = await t.app.inject({
+      url: `/oauth2/logout?${new URLSearchParams({ id_token_hint: tokens.id_token, post_logout_redirect_uri: 'https://evil.example/' })}`,
+    });
+    expect(elsewhere.statusCode).toBe(400);
+    expect(elsewhere.json().resourceType).toBe('OperationOutcome');
+    expect(elsewhere.headers.location).toBeUndefined();
+    // The session was not ended by a refused request.
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    // An access token is not an ID token; a forged token is refused.
+    const access = await t.app.inject({
+      url: `/oauth2/logout?${new URLSearchParams({ id_token_hint: tokens.access_token })}`,
+    });
+    expect(access.statusCode).toBe(400);
+    const other = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ login_id: decodeJwt(tokens.id_token).login_id as string })
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(t.config.baseUrl)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(other.privateKey);
+    const forgedRes = await t.app.inject({
+      url: `/oauth2/logout?${new URLSearchParams({ id_token_hint: forged })}`,
+    });
+    expect(forgedRes.statusCode).toBe(400);
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    // Another client cannot name itself to use its own redirect URIs.
+    const wrongClient = await t.app.inject({
+      url: `/oauth2/logout?${new URLSearchParams({ id_token_hint: tokens.id_token, client_id: t.testProject.client.id as string })}`,
+    });
+    expect(wrongClient.statusCode).toBe(400);
+  });
+
+  it('accepts an expired ID token as a hint', async () => {
+    const tokens = await browserSignIn();
+    const claims = decodeJwt(tokens.id_token);
+    // The same ID token as if issued two hours ago: expired an hour ago.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() - 2 * 3600 * 1000);
+    const expired = await t.services.auth.keys.sign({ ...claims, exp: undefined, iat: undefined }, 3600);
+    vi.useRealTimers();
+    expect(decodeJwt(expired).exp).toBeLessThan(Date.now() / 1000);
+    const res = await t.app.inject({ url: `/oauth2/logout?${new URLSearchParams({ id_token_hint: expired })}` });
+    expect(res.statusCode).toBe(200);
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
   });
 });

@@ -142,7 +142,8 @@ async function addLaunchContext(
   }
   if (login.launch && (hasScope(scope, 'launch/encounter') || hasScope(scope, 'launch'))) {
     const launch = await readByReference<SmartAppLaunch>(deps.pool, login.launch.reference);
-    if (launch?.encounter?.reference) {
+    // Only a launch of the project signed into gives context (as for the patient in launchPatient).
+    if (launch?.encounter?.reference && launch.meta?.project === ctx.project.id) {
       response.encounter = launch.encounter.reference.replace(/^Encounter\//, '');
     }
   }

@@ -12,6 +12,7 @@ import { REFRESH_TOKEN_TYP, type RefreshClaims } from '../tokens.js';
 import { tokenExchangeGrant } from '../external-idp.js';
 import type { Login, User } from '../types.js';
 import { objectBody, sendNoStore } from './common.js';
+import { endSession, endSessionFields } from './end-session.js';
 
 type Form = Record<string, string | undefined>;
 
@@ -88,7 +89,12 @@ export async function oauth2Routes(app: FastifyInstance, auth: AuthModule): Prom
   app.post('/oauth2/userinfo', userinfo);
 
   // Logout revokes the login behind the token: its access and refresh tokens stop working.
+  // Without a bearer token, a browser sent by its app with an ID token (OIDC RP-initiated logout).
   const logout = async (request: FastifyRequest, reply: FastifyReply) => {
+    const fields = endSessionFields(request);
+    if (!request.headers.authorization && fields.id_token_hint) {
+      return endSession(deps, fields, reply, () => auth.authenticator.invalidate());
+    }
     const caller = await auth.authenticator.require(request);
     if (caller.login.id) {
       const current = await readByReference<Login>(deps.pool, `Login/${caller.login.id}`);
