@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { addTestMember, pkcePair, signIn } from '../test/auth.js';
+import { addTestMember, createTestProject, pkcePair, signIn } from '../test/auth.js';
 import type { ClientApplication } from './types.js';
 
 const FHIR = 'application/fhir+json';
@@ -254,6 +254,37 @@ describe('patient/ scopes and launch context', () => {
     expect(obs.entries.length).toBe(3);
   });
 
+  it("a SmartAppLaunch of another project gives no context, and its patient's data stays out of reach", async () => {
+    const other = await createTestProject(t.app, t.services, 'Other clinic');
+    const inject = (url: string, payload: Resource) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...other.headers, 'content-type': FHIR },
+        payload,
+      });
+    const theirPatient = (await inject('/fhir/R4/Patient', { resourceType: 'Patient' })).json();
+    const theirEncounter = (
+      await inject('/fhir/R4/Encounter', {
+        resourceType: 'Encounter',
+        status: 'finished',
+        class: { code: 'AMB' },
+        subject: { reference: `Patient/${theirPatient.id}` },
+      } as Resource)
+    ).json();
+    const launch = (
+      await inject('/fhir/R4/SmartAppLaunch', {
+        resourceType: 'SmartAppLaunch',
+        patient: { reference: `Patient/${theirPatient.id}` },
+        encounter: { reference: `Encounter/${theirEncounter.id}` },
+      } as Resource)
+    ).json();
+    const { tokens, headers } = await withScope('launch openid patient/*.rs', { launch: launch.id });
+    expect(tokens.patient).toBeUndefined();
+    expect(tokens.encounter).toBeUndefined();
+    expect((await bundle(headers, 'Observation')).entries.length).toBe(0);
+  });
+
   it('the wrong aud is refused', async () => {
     const res = await t.app.inject({
       url: `/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.id as string, redirect_uri: REDIRECT, aud: 'https://other.example/fhir', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
@@ -264,5 +295,112 @@ describe('patient/ scopes and launch context', () => {
   it('patient/ scopes without a patient in context grant nothing', async () => {
     const { headers } = await withScope('patient/Observation.rs');
     expect((await bundle(headers, 'Observation')).entries.length).toBe(0);
+  });
+});
+
+describe('scopes on every path', () => {
+  const gql = (headers: Record<string, string>, query: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/$graphql',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: { query },
+    });
+  const batch = (headers: Record<string, string>, entry: unknown[]) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4',
+      headers: { ...headers, 'content-type': FHIR },
+      payload: { resourceType: 'Bundle', type: 'batch', entry },
+    });
+  const statuses = (res: { json: () => { entry: { response: { status: string } }[] } }) =>
+    res.json().entry.map((e) => e.response.status.split(' ')[0]);
+
+  it('v1 types: GraphQL, batch entries, $validate, chains, _has and system history', async () => {
+    const { headers } = await withScope('openid user/Observation.rs');
+    // GraphQL: the type outside the scopes is not listed, nor resolved through a reference.
+    const q = await gql(
+      headers,
+      '{ PatientList { id } ObservationList { id subject { resource { ... on Patient { id } } } } }',
+    );
+    expect(q.json().data.PatientList ?? []).toEqual([]);
+    const observations = q.json().data.ObservationList as { subject: { resource: unknown } }[];
+    expect(observations.length).toBe(4);
+    expect(observations.every((o) => o.subject.resource === null)).toBe(true);
+    // Batch: each entry answers for itself.
+    const b = await batch(headers, [
+      { request: { method: 'GET', url: `Patient/${alice.id}` } },
+      { request: { method: 'GET', url: 'Observation' } },
+      {
+        request: { method: 'POST', url: 'Observation' },
+        resource: { resourceType: 'Observation', status: 'final', code: { text: 'x' } },
+      },
+    ]);
+    expect(statuses(b)).toEqual(['403', '200', '403']);
+    // Operations on instances read them first.
+    expect((await t.app.inject({ url: `/fhir/R4/Patient/${alice.id}/$validate`, headers })).statusCode).toBe(403);
+    // A chain or _has through a type outside the scopes matches nothing.
+    expect((await bundle(headers, 'Observation?subject.name=Alice')).entries).toEqual([]);
+    expect((await bundle(headers, 'Patient?_has:Observation:subject:status=final')).status).toBe(403);
+    // System history leaves the other types out.
+    const history = await t.app.inject({ url: '/fhir/R4/_history?_count=1000', headers });
+    expect(history.statusCode).toBe(200);
+    const types = new Set(
+      (history.json().entry as { resource?: Resource }[]).map((e) => e.resource?.resourceType).filter(Boolean),
+    );
+    expect([...types]).toEqual(['Observation']);
+  });
+
+  it('v2 queries: GraphQL, history, _has and batch see only the matching rows', async () => {
+    const { headers } = await withScope(
+      'openid user/Observation.rs?category=http://terminology.hl7.org/CodeSystem/observation-category|laboratory user/Patient.rs',
+    );
+    const q = await gql(headers, '{ ObservationList { id code { text } } }');
+    const texts = (q.json().data.ObservationList as { code: { text: string } }[]).map((o) => o.code.text);
+    expect(texts.sort()).toEqual(['laboratory', 'laboratory', 'laboratory']);
+    const history = await t.app.inject({ url: '/fhir/R4/Observation/_history?_count=1000', headers });
+    expect(history.body).not.toContain('vital-signs');
+    // Only Alice has a vital-signs Observation, which these scopes do not show.
+    expect((await bundle(headers, 'Patient?_has:Observation:subject:code:text=vital-signs')).entries).toEqual([]);
+    expect(
+      (await bundle(headers, 'Patient?_has:Observation:subject:code:text=laboratory')).entries.map(
+        (e) => e.resource.id,
+      ),
+    ).toContain(alice.id);
+    const b = await batch(headers, [{ request: { method: 'GET', url: 'Observation?code:text=vital-signs' } }]);
+    expect(b.json().entry[0].resource.entry ?? []).toEqual([]);
+  });
+
+  it("patient/ scopes: GraphQL, batch and Binary stay in the launch patient's compartment", async () => {
+    const doc = (patient: Resource & { id: string }) =>
+      post({
+        resourceType: 'Binary',
+        contentType: 'text/plain',
+        securityContext: { reference: `Patient/${patient.id}` },
+        data: Buffer.from(`about ${patient.id}`).toString('base64'),
+      } as Resource);
+    const bobDoc = await doc(bob);
+    const m = await addTestMember(t.app, t.services, t.testProject.projectId, {
+      profile: alice,
+      scope: 'openid launch/patient patient/*.rs',
+    });
+    const q = await gql(m.headers, '{ PatientList { id } ObservationList { subject { reference } } }');
+    expect((q.json().data.PatientList as { id: string }[]).map((p) => p.id)).toEqual([alice.id]);
+    const subjects = (q.json().data.ObservationList as { subject: { reference: string } }[]).map(
+      (o) => o.subject.reference,
+    );
+    expect(subjects.length).toBe(3);
+    expect(new Set(subjects)).toEqual(new Set([`Patient/${alice.id}`]));
+    const b = await batch(m.headers, [
+      { request: { method: 'GET', url: `Patient/${bob.id}` } },
+      { request: { method: 'GET', url: `Observation?subject=Patient/${bob.id}` } },
+    ]);
+    expect(statuses(b)[0]).toBe('404');
+    expect(b.json().entry[1].resource.entry ?? []).toEqual([]);
+    const binary = await t.app.inject({
+      url: `/fhir/R4/Binary/${bobDoc.id}`,
+      headers: { ...m.headers, accept: '*/*' },
+    });
+    expect(binary.statusCode).toBe(404);
   });
 });
