@@ -23,6 +23,7 @@ import type {
   GraphQLResponse,
   InviteRequest,
   RequestOptions,
+  UploadProgress,
   ValueSetExpandParams,
 } from './types.js';
 
@@ -111,17 +112,23 @@ export class HearthClient extends FhirClient {
       contentType: binary.contentType,
       options: { ...options, headers },
     };
-    const onProgress = binary.onProgress;
-    let result: Binary;
-    if (!onProgress) {
+    const report = binary.onProgress;
+    if (!report) {
       const body = binary.data instanceof Blob ? binary.data : await toBytes(binary.data);
-      result = await this.send<Binary>({ ...request, body: body as Blob });
-    } else {
-      const bytes = await toBytes(binary.data);
-      const Xhr = getXhr();
-      result = Xhr
-        ? await this.send<Binary>({ ...request, body: bytes as unknown as Blob, fetch: xhrFetch(Xhr, onProgress) })
-        : await this.send<Binary>({ ...request, body: () => progressStream(bytes, onProgress) });
+      return this.send<Binary>({ ...request, body: body as Blob });
+    }
+    const bytes = await toBytes(binary.data);
+    let reported = -1;
+    const onProgress = (e: UploadProgress) => {
+      reported = e.loaded;
+      report(e);
+    };
+    const Xhr = getXhr();
+    const result = Xhr
+      ? await this.send<Binary>({ ...request, body: bytes as unknown as Blob, fetch: xhrFetch(Xhr, onProgress) })
+      : await this.send<Binary>({ ...request, body: () => progressStream(bytes, onProgress) });
+    // Every byte was sent once the server answered; say so if the transport's last event did not.
+    if (reported < bytes.byteLength) {
       onProgress({ loaded: bytes.byteLength, total: bytes.byteLength, lengthComputable: true });
     }
     return result;

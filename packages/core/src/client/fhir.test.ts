@@ -300,9 +300,8 @@ describe('operations, binaries and administration', () => {
     expect(req.headers['x-security-context']).toBe('Patient/p1');
     expect(req.headers['content-disposition']).toBe("attachment; filename*=UTF-8''data%20file.bin");
     expect([...req.bytes]).toEqual([...data]);
-    expect(progress.length).toBeGreaterThan(2);
-    expect(progress.at(-1)).toBe(200_000);
-    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    // Reported from the streamed body, 64 KiB at a time, each position once.
+    expect(progress).toEqual([65_536, 131_072, 196_608, 200_000]);
 
     const attachment = await client.createAttachment({ contentType: 'text/plain', data: 'hello', filename: 'a.txt' });
     expect(attachment).toEqual({ contentType: 'text/plain', url: 'Binary/bin1', title: 'a.txt' });

@@ -61,13 +61,36 @@ function hidden(fields: Fields, names: string[]): string {
     .join('');
 }
 
-function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
+/**
+ * The CSP source of a (registered, already checked) redirect URI: its origin, or its scheme for a
+ * custom scheme. Browsers apply form-action to the redirects that follow a form post too, so the
+ * forms of these pages, which end in a redirect to the client, must be allowed to go there.
+ */
+function redirectSource(redirectUri: string | undefined): string {
+  if (!redirectUri) {
+    return '';
+  }
+  try {
+    const url = new URL(redirectUri);
+    if (url.protocol === 'http:' || url.protocol === 'https:') {
+      return ` ${url.origin}`;
+    }
+    return /^[a-z][a-z0-9+.-]*:$/i.test(url.protocol) ? ` ${url.protocol}` : '';
+  } catch {
+    return '';
+  }
+}
+
+function sendHtml(reply: FastifyReply, status: number, html: string, redirectUri?: string): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
     .header('x-frame-options', 'DENY')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+    .header(
+      'content-security-policy',
+      `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${redirectSource(redirectUri)}`,
+    )
     .send(html);
 }
 
@@ -187,6 +210,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
           `<h1>Enter your authenticator code</h1><form method="post" action="authorize/mfa">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}
 <label for="token">Code</label><input id="token" name="token" type="text" inputmode="numeric" autocomplete="one-time-code" required><button type="submit">Verify</button></form>`,
         ),
+        fields.redirect_uri,
       );
     }
     if (result.mfaEnrollRequired) {
@@ -225,6 +249,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
         'Choose a profile',
         `<h1>Choose a profile</h1><form method="post" action="authorize/profile">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}${choices}<button type="submit">Continue</button></form>`,
       ),
+      fields.redirect_uri,
     );
   }
 
@@ -234,7 +259,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     if (!('client' in checked)) {
       return checked;
     }
-    return sendHtml(reply, 200, signInPage(checked.client, fields));
+    return sendHtml(reply, 200, signInPage(checked.client, fields), fields.redirect_uri);
   };
   app.get('/oauth2/authorize', authorizeGet);
 
@@ -254,7 +279,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     try {
       await assertNotLocked(deps, email);
     } catch (err) {
-      return sendHtml(reply, 429, signInPage(client, fields, (err as Error).message));
+      return sendHtml(reply, 429, signInPage(client, fields, (err as Error).message), fields.redirect_uri);
     }
     const user = email ? await findUserByEmail(deps.pool, email) : undefined;
     if (!(await verifyPassword(fields.password ?? '', user?.passwordHash))) {
@@ -267,7 +292,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
         reason: 'invalid password',
         ...info,
       });
-      return sendHtml(reply, 400, signInPage(client, fields, 'Email or password is invalid'));
+      return sendHtml(reply, 400, signInPage(client, fields, 'Email or password is invalid'), fields.redirect_uri);
     }
     await recordSuccess(deps, email);
     await auditLogin(deps, { outcome: 'success', email, userId: user?.id, method: 'authorize', ...info });

@@ -1,8 +1,10 @@
 /**
  * The SDK in a real browser: @hearth/core bundled by esbuild for the browser, loaded by a page
  * served from another origin (so CORS is exercised), driven in headless Chromium. The page signs
- * in (when the server has sign-in), creates and reads a resource, and uploads a Binary with
- * progress through XMLHttpRequest. Skipped when Chromium is not installed.
+ * in with email and password, creates and reads a resource, and uploads a Binary with progress
+ * reported by XMLHttpRequest; a second page signs in through the redirect: the server's
+ * /oauth2/authorize page, back to the page with a code, processCode. Skipped (with a warning)
+ * when Chromium is not installed.
  */
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -11,18 +13,21 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '@hearth/core';
+import * as Sdk from '@hearth/core';
 import { createTestApp, type TestApp } from '../app.js';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig, hasSignIn } from './server.test-util.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig } from './server.test-util.js';
 
 const CHROMIUM = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
+if (!available) {
+  console.warn(`SDK browser test: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+}
 
 let t: TestApp;
 let page: Server;
 let pageUrl: string;
 let browser: Browser;
-let signIn = false;
+let clientId: string;
 
 /** The SDK as one browser script that puts its exports on `window.Hearth`. */
 async function bundleSdk(): Promise<string> {
@@ -48,7 +53,6 @@ beforeAll(async () => {
     return;
   }
   t = await createTestApp({ listen: true, config: authConfig() });
-  signIn = await hasSignIn(t.baseUrl);
   const script = await bundleSdk();
   page = createServer((req, res) => {
     if (req.url === '/sdk.js') {
@@ -61,6 +65,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://localhost:${(page.address() as AddressInfo).port}/`;
+  // The client of the redirect sign-in: its redirect URI is the page.
+  const admin = new Sdk.HearthClient({ baseUrl: t.baseUrl, storage: new Sdk.MemoryStorage(), cacheTime: 0 });
+  await admin.signInWithPassword({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
+  const projectId = admin.getProject()?.reference?.split('/')[1] as string;
+  clientId = (await admin.createClient(projectId, { name: 'SDK browser test', redirectUri: pageUrl })).id as string;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -80,33 +89,44 @@ afterAll(async () => {
   await t?.close();
 });
 
+type Window = { Hearth: typeof Sdk; localStorage: { getItem(k: string): string | null }; location: { href: string } };
+
 describe.skipIf(!available)('HearthClient in Chromium', () => {
-  it('signs in, creates and reads a resource, and uploads with progress from a page', async () => {
+  it('signs in, creates and reads a resource, and uploads with progress from XMLHttpRequest', async () => {
     const tab = await browser.newPage();
     const errors: string[] = [];
     tab.on('pageerror', (err) => errors.push(err.message));
     await tab.goto(pageUrl);
     const result = await tab.evaluate(
-      async ({ baseUrl, email, password, signIn }) => {
-        const { HearthClient, LocalStorage } = (globalThis as unknown as { Hearth: typeof Sdk }).Hearth;
+      async ({ baseUrl, email, password }) => {
+        const { HearthClient, LocalStorage } = (globalThis as unknown as Window).Hearth;
         const hearth = new HearthClient({ baseUrl, storage: new LocalStorage('sdk-test:') });
-        let profileType: string | undefined;
-        if (signIn) {
-          profileType = (await hearth.signInWithPassword({ email, password })).resourceType;
-        }
+        const profileType = (await hearth.signInWithPassword({ email, password })).resourceType;
         const created = await hearth.createResource({
           resourceType: 'Patient',
           name: [{ given: ['Browser'], family: 'Tester' }],
         });
         const read = await hearth.readResource('Patient', created.id as string);
-        // Count XMLHttpRequests: an upload with onProgress must go through one in a browser.
-        type Xhr = { prototype: { open: (...args: unknown[]) => void } };
+        // Watch XMLHttpRequest: an upload with onProgress must go through one, and the progress
+        // the SDK reports must be the upload events of that request.
+        type Xhr = {
+          prototype: {
+            open: (...args: unknown[]) => void;
+            send: (...args: unknown[]) => void;
+            upload: { addEventListener(type: string, fn: (e: { loaded: number }) => void): void };
+          };
+        };
         const xhr = (globalThis as unknown as { XMLHttpRequest: Xhr }).XMLHttpRequest;
-        const open = xhr.prototype.open;
+        const { open, send } = xhr.prototype;
         let xhrOpens = 0;
+        const uploadEvents: number[] = [];
         xhr.prototype.open = function (this: unknown, ...args: unknown[]) {
           xhrOpens++;
           return open.apply(this, args);
+        };
+        xhr.prototype.send = function (this: Xhr['prototype'], ...args: unknown[]) {
+          this.upload.addEventListener('progress', (e) => uploadEvents.push(e.loaded));
+          return send.apply(this, args);
         };
         const progress: number[] = [];
         const binary = await hearth.createBinary({
@@ -117,29 +137,74 @@ describe.skipIf(!available)('HearthClient in Chromium', () => {
         const text = await (await hearth.download(`Binary/${binary.id}`)).text();
         return {
           profileType,
-          storedSession:
-            (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem(
-              'sdk-test:activeLogin',
-            ) !== null,
+          storedSession: (globalThis as unknown as Window).localStorage.getItem('sdk-test:activeLogin') !== null,
           xhrOpens,
+          uploadEvents,
+          progress,
           id: created.id,
           readName: read.name?.[0]?.family,
-          progressLast: progress[progress.length - 1],
           downloaded: text.length,
         };
       },
-      { baseUrl: t.baseUrl, email: ADMIN_EMAIL, password: ADMIN_PASSWORD, signIn },
+      { baseUrl: t.baseUrl, email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
     );
     expect(errors).toEqual([]);
+    expect(result.profileType).toBe('Practitioner');
+    expect(result.storedSession).toBe(true);
     expect(result.id).toBeTruthy();
     expect(result.readName).toBe('Tester');
-    expect(result.progressLast).toBe(200_000);
     expect(result.xhrOpens).toBe(1);
+    expect(result.uploadEvents.length).toBeGreaterThan(0);
+    expect(result.uploadEvents.at(-1)).toBe(200_000);
+    expect(result.progress).toEqual(result.uploadEvents);
     expect(result.downloaded).toBe(200_000);
-    if (signIn) {
-      expect(result.profileType).toBeTruthy();
-      expect(result.storedSession).toBe(true);
-    }
+    await tab.close();
+  });
+
+  it("signs in through the redirect: the server's sign-in page, back to the page with a code", async () => {
+    const tab = await browser.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (err) => errors.push(err.message));
+    await tab.goto(pageUrl);
+    // The first call sends the browser to /oauth2/authorize (PKCE verifier and state kept in localStorage).
+    await tab.evaluate(
+      ({ baseUrl, clientId }) => {
+        const { HearthClient, LocalStorage } = (globalThis as unknown as Window).Hearth;
+        const hearth = new HearthClient({ baseUrl, clientId, storage: new LocalStorage('redirect:') });
+        void hearth.signInWithRedirect();
+      },
+      { baseUrl: t.baseUrl, clientId },
+    );
+    await tab.waitForURL(/\/oauth2\/authorize\?/);
+    const authorize = new URL(tab.url());
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('redirect_uri')).toBe(pageUrl);
+    await tab.fill('#email', ADMIN_EMAIL);
+    await tab.fill('#password', ADMIN_PASSWORD);
+    await Promise.all([tab.waitForURL((url) => url.href.startsWith(`${pageUrl}?`)), tab.click('button[type=submit]')]);
+    expect(new URL(tab.url()).searchParams.get('code')).toBeTruthy();
+    // Back on the page: the second call exchanges the code and cleans the URL.
+    const result = await tab.evaluate(
+      async ({ baseUrl, clientId }) => {
+        const w = globalThis as unknown as Window;
+        const { HearthClient, LocalStorage } = w.Hearth;
+        const hearth = new HearthClient({ baseUrl, clientId, storage: new LocalStorage('redirect:') });
+        const profile = await hearth.signInWithRedirect();
+        const patient = await hearth.createResource({ resourceType: 'Patient', name: [{ family: 'Redirected' }] });
+        return {
+          profileType: profile?.resourceType,
+          patientId: patient.id,
+          href: w.location.href,
+          pending: w.localStorage.getItem('redirect:pendingAuthorize'),
+        };
+      },
+      { baseUrl: t.baseUrl, clientId },
+    );
+    expect(errors).toEqual([]);
+    expect(result.profileType).toBe('Practitioner');
+    expect(result.patientId).toBeTruthy();
+    expect(result.href).toBe(pageUrl);
+    expect(result.pending).toBeNull();
     await tab.close();
   });
 });
