@@ -129,10 +129,14 @@ async function restHook(
     throw new DeliveryFailed('The subscription has no channel.endpoint');
   }
   const headers = parseHeaders(sub.resource.channel?.header);
-  const payload = sub.resource.channel?.payload;
-  const body = payload ? JSON.stringify(resource) : '';
-  if (payload) {
-    headers['Content-Type'] = /json/i.test(payload) ? 'application/fhir+json' : payload;
+  // full-resource: the resource is the body; empty and id-only: no body (id-only names the version).
+  const body = sub.payload === 'full-resource' ? JSON.stringify(resource) : '';
+  if (body) {
+    headers['Content-Type'] = 'application/fhir+json';
+  }
+  if (sub.payload === 'id-only') {
+    const versionId = job.interaction === 'delete' ? job.previousVersionId : job.versionId;
+    headers['Content-Location'] = `${deps.fhirBase}${job.resourceType}/${job.id}/_history/${versionId}`;
   }
   if (job.interaction === 'delete') {
     headers[DELETED_HEADER] = `${job.resourceType}/${job.id}`;
@@ -178,7 +182,7 @@ async function email(
   const lines = [
     `${what} was ${job.interaction}d.`,
     `${deps.fhirBase}${what}`,
-    ...(sub.resource.channel?.payload ? ['', JSON.stringify(resource, null, 2)] : []),
+    ...(sub.payload === 'full-resource' ? ['', JSON.stringify(resource, null, 2)] : []),
   ];
   await deps.mailer.send({
     to,

@@ -28,6 +28,24 @@ function extensions(resource: { extension?: unknown }, suffix: string): Extensio
 
 export type ChannelKind = 'rest-hook' | 'websocket' | 'email' | 'bot';
 
+/** What a notification carries (the R4 Subscriptions Backport IG's payload content codes). */
+export type PayloadContent = 'empty' | 'id-only' | 'full-resource';
+
+const PAYLOAD_CONTENT = 'hl7.org/fhir/uv/subscriptions-backport/StructureDefinition/backport-payload-content';
+
+/**
+ * The payload content of a subscription: the backport-payload-content extension on channel.payload
+ * when given, else the whole resource when channel.payload names a MIME type, else nothing.
+ */
+export function payloadContent(sub: Subscription): PayloadContent {
+  const channel = sub.channel as (Subscription['channel'] & { _payload?: { extension?: unknown } }) | undefined;
+  const code = extensions(channel?._payload ?? {}, PAYLOAD_CONTENT)[0]?.valueCode;
+  if (code === 'empty' || code === 'id-only' || code === 'full-resource') {
+    return code;
+  }
+  return channel?.payload ? 'full-resource' : 'empty';
+}
+
 /** A Subscription as the evaluator needs it, parsed once when it is loaded. */
 export interface ActiveSubscription {
   id: string;
@@ -48,6 +66,7 @@ export interface ActiveSubscription {
   author?: string;
   secret?: string;
   maxAttempts?: number;
+  payload: PayloadContent;
 }
 
 /** Splits "Patient?name=x" into the type and the query; undefined for a malformed criteria. */
@@ -103,6 +122,7 @@ export function parseSubscription(resource: Resource): ActiveSubscription | unde
     author: sub.meta.author?.reference,
     secret,
     maxAttempts: typeof maxAttempts === 'number' && maxAttempts >= 1 ? Math.min(maxAttempts, 20) : undefined,
+    payload: payloadContent(sub),
   };
 }
 

@@ -139,6 +139,47 @@ describe('rest-hook subscriptions', () => {
     expect(last?.body).toBe('');
   });
 
+  it('sends no body for id-only and empty payload content, naming the version for id-only', async () => {
+    const backport = 'http://hl7.org/fhir/uv/subscriptions-backport/StructureDefinition/backport-payload-content';
+    for (const [code, path] of [
+      ['id-only', 'id-only'],
+      ['empty', 'empty-content'],
+    ]) {
+      await create({
+        resourceType: 'Subscription',
+        status: 'active',
+        reason: code,
+        criteria: 'Endpoint?name=payload-content',
+        channel: {
+          type: 'rest-hook',
+          endpoint: `${receiver.url}${path}`,
+          payload: 'application/fhir+json',
+          _payload: { extension: [{ url: backport, valueCode: code }] },
+          header: ['X-Case: ' + code],
+        },
+        extension: [{ url: `${EXT}subscription-secret`, valueString: 'k' }],
+      } as Resource);
+    }
+    const endpoint = await create({
+      resourceType: 'Endpoint',
+      status: 'active',
+      name: 'payload-content',
+      connectionType: { code: 'hl7-fhir-rest' },
+      payloadType: [{ text: 'any' }],
+      address: 'https://example.org/fhir',
+    });
+    const at = (path: string) => receiver.requests.filter((r) => r.url === path && r.headers['x-case']);
+    await waitFor(() => (at('/id-only').length === 1 && at('/empty-content').length === 1 ? true : undefined));
+    const [idOnly] = at('/id-only');
+    expect(idOnly.body).toBe('');
+    expect(idOnly.headers['content-type']).toBeUndefined();
+    expect(idOnly.headers['content-location']).toBe(`${t.baseUrl}fhir/R4/Endpoint/${endpoint.id}/_history/1`);
+    expect(idOnly.headers['x-signature']).toBe(signBody('k', ''));
+    const [empty] = at('/empty-content');
+    expect(empty.body).toBe('');
+    expect(empty.headers['content-location']).toBeUndefined();
+  });
+
   it('honours the interaction filter extension (update only) and the FHIRPath filter', async () => {
     await create(
       subscription('Practitioner', `${receiver.url}updates`, {
