@@ -7,7 +7,7 @@ import type { Config } from './config/schema.js';
 import type { Logger } from './platform/logger.js';
 import type { Pool } from './platform/postgres.js';
 import { errorToOutcome } from './errors/to-outcome.js';
-import { parseJsonBody } from './http/body.js';
+import { parseFormBody, parseJsonBody } from './http/body.js';
 import { sendOutcome } from './http/fhir-reply.js';
 import { fhirPlugin } from './fhir/plugin.js';
 import { healthPlugin } from './health/plugin.js';
@@ -92,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    done(null, parseFormBody(body as string));
   });
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBinaryBytes }, (_req, body, done) => {
     done(null, body);

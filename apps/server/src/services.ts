@@ -15,6 +15,7 @@ import { validateOperation } from './fhir/operations/validate.js';
 import { BinaryStore } from './storage/binary-store.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
+import { subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './jobs/automation.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
@@ -52,6 +53,8 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     fhirBase: `${config.baseUrl}fhir/R4/`,
     shape: (resource, summary, elements) => shapeResource(resource, { pretty: false, summary, elements }, shaper),
     expandValueSet: terminology.expandValueSet,
+    subsumedCodes: (system, code, direction, projectId) =>
+      subsumedCodesSql(pool, { projects: [projectId] }, system, code, direction, 0),
   });
   const listeners: WriteListener[] = [];
   const repositoryDeps: RepositoryDeps = {

@@ -100,7 +100,13 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
 
   const contextFor: FhirContextFactory = async (request: FastifyRequest) => {
     if (request.method === 'GET' && PUBLIC_FHIR.test(request.url)) {
-      return { repo: new Repository(options.repositoryDeps, anonymous), fhirBase, requestId: request.id };
+      // Public, but a caller who sends a valid token is served in its own scope: its project's
+      // SearchParameters are listed in /metadata. A bad token is not an error here.
+      const signedIn = request.headers.authorization
+        ? await authenticator.require(request).catch(() => undefined)
+        : undefined;
+      const repo = signedIn ? repoFor(signedIn) : new Repository(options.repositoryDeps, anonymous);
+      return { repo, fhirBase, requestId: request.id };
     }
     const auth = await authenticator.require(request);
     return { repo: repoFor(auth), fhirBase, requestId: request.id };

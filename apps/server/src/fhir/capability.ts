@@ -86,6 +86,8 @@ async function build(
     await Promise.all(types.map(async (t) => [t, (await deps.searchParams?.(t, projectId)) ?? []] as const)),
   );
 
+  const revIncludesOf = revIncludesByTarget(types, paramsByType);
+
   const resource = types.map((type) => {
     const params = paramsByType.get(type) ?? [];
     const entry: Record<string, unknown> = {
@@ -104,6 +106,10 @@ async function build(
     const includes = params.filter((p) => p.type === 'reference').map((p) => `${type}:${p.name}`);
     if (includes.length > 0) {
       entry.searchInclude = includes;
+    }
+    const revIncludes = revIncludesOf.get(type);
+    if (revIncludes?.length) {
+      entry.searchRevInclude = revIncludes;
     }
     if (params.length > 0) {
       entry.searchParam = params.map((p) => {
@@ -166,6 +172,27 @@ async function build(
       },
     ],
   };
+}
+
+/**
+ * Per type, the `_revinclude` values that can bring resources of it in: `Source:param` for every
+ * reference parameter that may point at it (a parameter without targets points at any type).
+ */
+function revIncludesByTarget(
+  types: string[],
+  paramsByType: Map<string, CapabilitySearchParam[]>,
+): Map<string, string[]> {
+  const out = new Map<string, string[]>(types.map((t) => [t, []]));
+  for (const [source, params] of paramsByType) {
+    for (const p of params) {
+      if (p.type !== 'reference') continue;
+      for (const target of p.target ?? types) {
+        out.get(target)?.push(`${source}:${p.name}`);
+      }
+    }
+  }
+  for (const list of out.values()) list.sort();
+  return out;
 }
 
 function uniqueOps(ops: OperationDefinitionEntry[]): { name: string; definition: string }[] {

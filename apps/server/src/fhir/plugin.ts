@@ -17,6 +17,7 @@ import type { ElementShaper } from './elements.js';
 import type { OperationRegistry } from './operations/registry.js';
 import type { SearchService } from '../search/service.js';
 import { responseShape, sendJsonText } from '../http/fhir-reply.js';
+import { formPairs } from '../http/body.js';
 import type { FhirContextFactory } from './context-factory.js';
 
 export interface FhirPluginDeps {
@@ -58,7 +59,9 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
       if (!form || typeof request.body !== 'object' || Buffer.isBuffer(request.body)) {
         fail(unsupportedMediaType('POST _search takes its parameters as application/x-www-form-urlencoded'));
       }
-      for (const [k, v] of Object.entries(request.body as Record<string, unknown>)) {
+      // Every pair, repeated names included: `date=ge2020&date=lt2021` is an AND.
+      const pairs = formPairs(request.body) ?? Object.entries(request.body as Record<string, unknown>);
+      for (const [k, v] of pairs) {
         params.append(k, String(v));
       }
     }

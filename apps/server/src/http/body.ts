@@ -40,3 +40,24 @@ function checkDepth(text: string, maxDepth: number): void {
     }
   }
 }
+
+/** Where a parsed form body keeps every name/value pair, repeated names included. */
+const FORM_PAIRS = Symbol('formPairs');
+
+/**
+ * Parses an application/x-www-form-urlencoded body into an object of its names (the last value
+ * of a repeated name wins, for callers that read single fields). Every pair, in order, stays
+ * available through {@link formPairs}: POST _search needs repeated names (two `date=` AND).
+ */
+export function parseFormBody(text: string): Record<string, string> {
+  const params = new URLSearchParams(text);
+  const body = Object.fromEntries(params) as Record<string, string>;
+  Object.defineProperty(body, FORM_PAIRS, { value: [...params], enumerable: false });
+  return body;
+}
+
+/** The pairs of a body parsed by {@link parseFormBody}; undefined for any other body. */
+export function formPairs(body: unknown): [string, string][] | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  return (body as { [FORM_PAIRS]?: [string, string][] })[FORM_PAIRS];
+}

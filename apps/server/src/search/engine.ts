@@ -13,12 +13,12 @@ import type { ConditionalMatcher, RepositoryScope } from '../storage/types.js';
 import { COMPARTMENT_TYPES, compartmentMemberTypes } from './compartments.js';
 import type { SearchParamRegistry } from './registry/project-params.js';
 import { bundleText, type BundleEntryText } from './query/bundle.js';
-import { QueryContext, type SearchAccess, type ValueSetExpander } from './query/context.js';
+import { QueryContext, type SearchAccess, type SubsumptionLookup, type ValueSetExpander } from './query/context.js';
 import { decodeCursor, encodeCursor } from './query/cursor.js';
 import { countMatches, estimateMatches, MAX_OFFSET, selectPage } from './query/execute.js';
 import { loadIncluded, type FoundRow } from './query/include.js';
 import { compileSearch, type CompartmentRef } from './query/plan.js';
-import { expandValueSets } from './query/value-sets.js';
+import { expandValueSets, lookUpSubsumption } from './query/terminology.js';
 import type { SearchInput, SearchService } from './service.js';
 
 /** Default and largest page sizes (CONTRACTS.md: 20 and 1000). */
@@ -33,6 +33,7 @@ export interface SearchEngineOptions {
   registry: SearchParamRegistry;
   shape?: ResourceShaper;
   expandValueSet?: ValueSetExpander;
+  subsumedCodes?: SubsumptionLookup;
 }
 
 /** The scope's access rules, when auth has set them (storage's RepositoryScope.access). */
@@ -84,6 +85,13 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     );
   }
 
+  /** Value set expansions and code hierarchies the request needs, fetched before compiling it. */
+  private async lookUpTerminology(ctx: QueryContext, request: SearchRequest, resourceType: string): Promise<void> {
+    await expandValueSets(ctx, request, this.options.expandValueSet);
+    const isToken = (code: string) => this.paramType(resourceType, code, ctx.projectId) === 'token';
+    await lookUpSubsumption(ctx, request, isToken, this.options.subsumedCodes);
+  }
+
   async search(repo: Repository, input: SearchInput): Promise<string> {
     // Inside a transaction Bundle the repository's own client: GET entries see the Bundle's writes.
     const db = repo.queryable;
@@ -96,7 +104,7 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     }
     const count = Math.min(request.count ?? DEFAULT_COUNT, MAX_COUNT);
     const ctx = this.context(scope, input.fhirBase, input.strict);
-    await expandValueSets(ctx, request, this.options.expandValueSet);
+    await this.lookUpTerminology(ctx, request, input.resourceType ?? '');
     const cursorKeys = request.cursor ? decodeCursor(request.cursor, sortSignature(request)).keys : undefined;
     const idOrder = input.resourceType ? idOrdering(request) : undefined;
     if (cursorKeys && idOrder && typeof cursorKeys[0] === 'string') {
@@ -180,7 +188,7 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
       fail(badRequest(`A conditional interaction needs search parameters`, resourceType));
     }
     const ctx = this.context(scope, '', true);
-    await expandValueSets(ctx, request, this.options.expandValueSet);
+    await this.lookUpTerminology(ctx, request, resourceType);
     const compiled = compileSearch(ctx, { ...request, sortRules: [] });
     const page = await selectPage(db, ctx, compiled, limit, 0, undefined);
     return page.rows.map((r) => r.id);

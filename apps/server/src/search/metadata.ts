@@ -9,12 +9,15 @@ export interface SearchParamInfo {
   definition?: string;
   type: ParamDef['type'];
   documentation?: string;
+  /** Reference parameters: the types they may point to (undefined: any). */
+  target?: string[];
 }
 
 function info(p: ParamDef): SearchParamInfo {
   const out: SearchParamInfo = { name: p.code, type: p.type };
   if (p.url) out.definition = p.url;
   if (p.description) out.documentation = p.description;
+  if (p.type === 'reference' && p.target) out.target = [...p.target];
   return out;
 }
 

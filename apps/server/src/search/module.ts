@@ -3,7 +3,7 @@ import { resourceTypes } from './resource-types.js';
 import { SearchEngine, type ResourceShaper } from './engine.js';
 import { Indexer } from './index/indexer.js';
 import { searchParamsFor } from './metadata.js';
-import type { ValueSetExpander } from './query/context.js';
+import type { SubsumptionLookup, ValueSetExpander } from './query/context.js';
 import { SearchParamRegistry } from './registry/project-params.js';
 import type { SearchModule } from './service.js';
 
@@ -15,6 +15,8 @@ export interface SearchModuleOptions {
   shape?: ResourceShaper;
   /** Expands value sets for :in / :not-in (the terminology module). */
   expandValueSet?: ValueSetExpander;
+  /** Code hierarchies for token :above / :below and _filter ss / sb (the terminology module). */
+  subsumedCodes?: SubsumptionLookup;
 }
 
 /**
@@ -46,6 +48,7 @@ export function createSearchModule(options: SearchModuleOptions): SearchModule {
     registry,
     shape: options.shape,
     expandValueSet: options.expandValueSet,
+    subsumedCodes: options.subsumedCodes,
   });
   const indexer = new Indexer({ registry, fhirBase: options.fhirBase });
   return {

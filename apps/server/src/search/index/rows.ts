@@ -70,9 +70,12 @@ export interface IndexRow {
   /** Ties the parts of one composite value (0 otherwise). */
   grp: number;
   values: (string | null)[];
-  /** Keys that decide which row is the resource's smallest / largest for _sort. */
-  sortLow: number | string;
-  sortHigh: number | string;
+  /**
+   * Keys that decide which row is the resource's smallest / largest for _sort; null for a row
+   * that holds no sortable value (a CodeableConcept's text alone), never the sort row.
+   */
+  sortLow: number | string | null;
+  sortHigh: number | string | null;
   isMin?: boolean;
   isMax?: boolean;
 }
@@ -86,7 +89,11 @@ export function emptyRowSet(): RowSet {
   return { token: [], string: [], date: [], number: [], quantity: [], reference: [], uri: [] };
 }
 
-/** Marks, per parameter code, the row with the smallest sortLow and the one with the largest sortHigh. */
+/**
+ * Marks, per parameter code, the row with the smallest sortLow and the one with the largest
+ * sortHigh. Rows without a sort key are never marked: a resource whose rows of a code all lack
+ * one has no sort row, and sorts with the resources that have no value (query/sort.ts).
+ */
 export function markExtremes(rows: IndexRow[]): void {
   if (rows.length === 0) {
     return;
@@ -94,10 +101,14 @@ export function markExtremes(rows: IndexRow[]): void {
   const min = new Map<string, IndexRow>();
   const max = new Map<string, IndexRow>();
   for (const row of rows) {
-    const lo = min.get(row.code);
-    if (!lo || row.sortLow < lo.sortLow) min.set(row.code, row);
-    const hi = max.get(row.code);
-    if (!hi || row.sortHigh > hi.sortHigh) max.set(row.code, row);
+    if (row.sortLow !== null) {
+      const lo = min.get(row.code);
+      if (!lo || row.sortLow < lo.sortLow!) min.set(row.code, row);
+    }
+    if (row.sortHigh !== null) {
+      const hi = max.get(row.code);
+      if (!hi || row.sortHigh > hi.sortHigh!) max.set(row.code, row);
+    }
   }
   for (const row of rows) {
     row.isMin = min.get(row.code) === row;

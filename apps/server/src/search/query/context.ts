@@ -19,6 +19,18 @@ export interface SearchAccess {
 export type ValueSetExpander = (url: string, projectId: string) => Promise<{ system?: string; code: string }[]>;
 
 /**
+ * The codes related to `system|code` in its code system's hierarchy (the code itself included),
+ * as SQL `SELECT code …` with values `$1…` in `params`; undefined when the code system is not
+ * held here. For token `:above` / `:below` (the terminology module provides it).
+ */
+export type SubsumptionLookup = (
+  system: string,
+  code: string,
+  direction: 'above' | 'below',
+  projectId: string,
+) => Promise<{ sql: string; params: unknown[] } | undefined>;
+
+/**
  * Everything a query is compiled against: the bound parameters, the parameter definitions of
  * the project, the projects and access rules of the scope. Values only ever enter SQL through
  * bind(); identifiers come from fixed lists (table and column names) or the type registry.
@@ -30,6 +42,8 @@ export class QueryContext {
   readonly warnings: string[] = [];
   /** Value sets expanded before compilation, by URL. */
   readonly valueSets = new Map<string, { system?: string; code: string }[]>();
+  /** Hierarchy lookups done before compilation, as bound subqueries (query/terminology.ts subsumptionKey). */
+  readonly subsumption = new Map<string, string>();
   /**
    * When the page is ordered by id and starts after a cursor: the bound on the id, repeated on
    * the index rows of the main resource (`x.resource_id >= …`) so that an ordered scan of them

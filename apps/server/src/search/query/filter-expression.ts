@@ -13,8 +13,8 @@ import { parseFilterExpression, type FilterNode, type PathLink } from './filter-
  * filter it corresponds to (sw a string's default search, gt a date's prefix...) or, where no
  * plain parameter says it (string eq/ew, date po), a condition on the index rows; a path
  * through a reference (`subject.name`, `subject[gender eq male].name`) becomes a join on the
- * referenced resources. `ss`/`sb` need subsumption and are refused; `in`/`ni` use the
- * terminology module's expansion.
+ * referenced resources. `ss`/`sb` follow the code system's hierarchy and `in`/`ni` expand value
+ * sets, both through the terminology module (query/terminology.ts).
  */
 export function compileFhirFilter(ctx: QueryContext, row: RowRef, text: string): string {
   return compileNode(ctx, row, parseFilterExpression(text));
@@ -118,7 +118,11 @@ function compareParam(ctx: QueryContext, row: RowRef, code: string, node: Filter
     return plain(Operator.MISSING, node.value === 'true' ? 'false' : 'true');
   }
   if (op === 'ss' || op === 'sb') {
-    fail(badRequest(`_filter: ${op} (subsumption) is not supported`, '_filter'));
+    // ss: the resource's code subsumes the value (:above); sb: it is subsumed by it (:below).
+    if (param.type !== 'token') {
+      fail(badRequest(`_filter: ${op} applies to token parameters, not ${param.type} parameter ${code}`, '_filter'));
+    }
+    return plain(op === 'ss' ? Operator.ABOVE : Operator.BELOW, value);
   }
   if (op === 'in' || op === 'ni') {
     return plain(op === 'in' ? Operator.IN : Operator.NOT_IN, value);

@@ -192,3 +192,19 @@ export function filterValueSets(node: FilterNode): string[] {
       ];
   }
 }
+
+/** The `ss` / `sb` comparisons of an expression (their values are `system|code`). */
+export function filterSubsumptions(node: FilterNode): { op: 'ss' | 'sb'; value: string }[] {
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return [...filterSubsumptions(node.left), ...filterSubsumptions(node.right)];
+    case 'not':
+      return filterSubsumptions(node.inner);
+    default:
+      return [
+        ...(node.op === 'ss' || node.op === 'sb' ? [{ op: node.op, value: node.value }] : []),
+        ...node.path.flatMap((l) => (l.filter ? filterSubsumptions(l.filter) : [])),
+      ];
+  }
+}

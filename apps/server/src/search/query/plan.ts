@@ -133,7 +133,8 @@ function sortRowCondition(
   if (!param || param.column || !['date', 'number', 'quantity', 'string', 'token', 'uri'].includes(param.type)) {
     return undefined;
   }
-  if (filter.operator === Operator.MISSING) return undefined;
+  // :missing asks about all rows; :text may match a row that is never the sort row (a text alone).
+  if (filter.operator === Operator.MISSING || filter.operator === Operator.TEXT) return undefined;
   const match = rowMatch(ctx, param, filter);
   if (!match || match.negate || match.kind !== join.kind || match.code !== join.code) return undefined;
   const s = join.alias;

@@ -48,7 +48,8 @@ function keyColumn(param: ParamDef): KeyColumn | undefined {
     case 'uri':
       return { kind, asc: 'value', desc: 'value', type: 'text' };
     case 'token':
-      return { kind, asc: "coalesce(value, '')", desc: "coalesce(value, '')", type: 'text' };
+      // Rows without a code (a CodeableConcept's text) are never the sort row; min()/max() skip their NULL.
+      return { kind, asc: 'value', desc: 'value', type: 'text' };
     case 'reference':
       return {
         kind,
@@ -100,7 +101,8 @@ export function planSort(ctx: QueryContext, row: RowRef, rules: SortRule[], syst
       const expr = qualify(descending ? column.desc : column.asc, x);
       plan.join = {
         clause: `JOIN ${table} ${x} ON ${rowJoin(ctx, row, x, param.code)} AND ${x}.${flag}`,
-        missing: `NOT EXISTS (SELECT 1 FROM ${table} ${x} WHERE ${rowJoin(ctx, row, x, param.code)})`,
+        // No sort row: no value, or only rows without one (a CodeableConcept's text alone).
+        missing: `NOT EXISTS (SELECT 1 FROM ${table} ${x} WHERE ${rowJoin(ctx, row, x, param.code)} AND ${x}.${flag})`,
         key: { expr, type: column.type, descending, nullable: false },
         alias: x,
         code: param.code,

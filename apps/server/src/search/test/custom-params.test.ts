@@ -21,6 +21,18 @@ async function get(url: string, headers: Record<string, string>) {
   return { status: res.statusCode, body: res.json() };
 }
 
+interface CapabilityEntry {
+  searchParam: { name: string }[];
+  searchInclude?: string[];
+  searchRevInclude?: string[];
+}
+
+/** A type's entry in GET /metadata, as the caller's project sees it. */
+async function capabilityOf(type: string, headers: Record<string, string>): Promise<CapabilityEntry> {
+  const cs = (await get('metadata', headers)).body as { rest: { resource: (CapabilityEntry & { type: string })[] }[] };
+  return cs.rest[0].resource.find((r) => r.type === type)!;
+}
+
 const NICKNAME = 'http://example.org/fhir/StructureDefinition/nickname';
 
 beforeAll(async () => {
@@ -75,6 +87,59 @@ describe('custom SearchParameter resources', () => {
     const base = await t.services.search.searchParamsFor('Patient');
     expect(base.find((p) => p.name === 'nickname')).toBeUndefined();
     expect(base.find((p) => p.name === 'birthdate')?.type).toBe('date');
+    // GET /metadata: the project's CapabilityStatement lists it, another project's does not.
+    const listed = async (headers: Record<string, string>) =>
+      (await capabilityOf('Patient', headers)).searchParam.map((p) => p.name);
+    expect(await listed(t.authHeaders)).toContain('nickname');
+    expect(await listed(other.headers)).not.toContain('nickname');
+    expect(await listed(other.headers)).toContain('birthdate');
+  });
+
+  it('of type reference: searchable, included, and listed with _include / _revinclude in /metadata', async () => {
+    const REVIEWER = 'http://example.org/fhir/StructureDefinition/reviewer';
+    await post(
+      {
+        resourceType: 'SearchParameter',
+        url: 'http://example.org/fhir/SearchParameter/Observation-reviewer',
+        name: 'reviewer',
+        status: 'active',
+        description: 'Who reviewed it',
+        code: 'reviewer',
+        base: ['Observation'],
+        type: 'reference',
+        target: ['Practitioner'],
+        expression: `Observation.extension('${REVIEWER}').value`,
+      },
+      t.authHeaders,
+    );
+    const doc = await post({ resourceType: 'Practitioner', name: [{ family: 'Reviewing' }] }, t.authHeaders);
+    const obs = await post(
+      {
+        resourceType: 'Observation',
+        status: 'final',
+        code: { text: 'reviewed' },
+        extension: [{ url: REVIEWER, valueReference: { reference: `Practitioner/${doc.id}` } }],
+      },
+      t.authHeaders,
+    );
+    expect(ids((await get(`Observation?reviewer=Practitioner/${doc.id}`, t.authHeaders)).body)).toEqual([obs.id]);
+    expect(ids((await get('Observation?reviewer.name=reviewing', t.authHeaders)).body)).toEqual([obs.id]);
+    const withObs = (await get(`Practitioner?_id=${doc.id}&_revinclude=Observation:reviewer`, t.authHeaders)).body as {
+      entry: { resource: { id: string } }[];
+    };
+    expect(withObs.entry.map((e) => e.resource.id).sort()).toEqual([doc.id, obs.id].sort());
+
+    const practitioner = await capabilityOf('Practitioner', t.authHeaders);
+    expect(practitioner.searchRevInclude).toContain('Observation:reviewer');
+    expect(practitioner.searchRevInclude).toContain('Observation:performer');
+    expect((await capabilityOf('Observation', t.authHeaders)).searchInclude).toContain('Observation:reviewer');
+    expect((await capabilityOf('Practitioner', other.headers)).searchRevInclude).not.toContain('Observation:reviewer');
+    // Only parameters that may point at the type: Observation:subject may, Observation:performer may not.
+    const patient = await capabilityOf('Patient', other.headers);
+    expect(patient.searchRevInclude).toContain('Observation:subject');
+    expect(patient.searchRevInclude).toContain('Encounter:patient');
+    expect(patient.searchRevInclude).not.toContain('Observation:encounter');
+    expect(patient.searchInclude).toContain('Patient:general-practitioner');
   });
 
   it('on an extension of a number type, sortable', async () => {

@@ -112,17 +112,13 @@ describe('_filter', () => {
     expect((await status(t, f('(family eq x'))).status).toBe(400);
     expect((await status(t, f('nosuch eq x'))).status).toBe(400);
     expect((await status(t, f('family zz x'))).status).toBe(400);
-    expect((await status(t, f('code ss http://loinc.org|1', 'Observation'))).status).toBe(400);
+    expect((await status(t, f('birthdate ss 2020'))).status).toBe(400);
   });
 });
 
 describe(':in and :not-in', () => {
   it('expands the value set through the terminology module', async () => {
-    const res = await status(t, 'Observation?code:in=http://example.org/fhir/ValueSet/code-one');
-    if (res.status !== 200) {
-      console.log('value set expansion unavailable here:', JSON.stringify(res.body).slice(0, 300));
-      return;
-    }
+    // More in terminology.test.ts.
     expect(await find('Observation?code:in=http://example.org/fhir/ValueSet/code-one')).toEqual(['o-ann']);
     expect(await find('Observation?code:not-in=http://example.org/fhir/ValueSet/code-one')).toEqual(['o-carl']);
     expect(await find(f('code in http://example.org/fhir/ValueSet/code-one', 'Observation'))).toEqual(['o-ann']);

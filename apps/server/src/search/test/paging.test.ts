@@ -110,6 +110,42 @@ describe('_sort', () => {
     expect(ids(await search(t, 'Patient?name=adam&_sort=-name'))).toEqual([zoe.id]);
   });
 
+  it('sorts by a token: the smallest code (not a text without one), resources without a code last', async () => {
+    const tag = 'http://test|token-sort';
+    const meta = { tag: [{ system: 'http://test', code: 'token-sort' }] };
+    const obs = (status: string, code: Record<string, unknown>) => ({
+      resourceType: 'Observation',
+      status,
+      code,
+      meta,
+    });
+    const [b, az, c, textOnly] = await createAll(t, [
+      obs('final', { coding: [{ system: 's', code: 'b' }], text: 'Alpha' }),
+      obs('final', {
+        coding: [
+          { system: 's', code: 'z' },
+          { system: 's', code: 'a' },
+        ],
+      }),
+      obs('amended', { coding: [{ system: 's', code: 'c', display: 'Zulu' }] }),
+      obs('preliminary', { text: 'only a text' }),
+    ]);
+    expect(ids(await search(t, `Observation?_tag=${tag}&_sort=code`))).toEqual([az.id, b.id, c.id, textOnly.id]);
+    expect(ids(await search(t, `Observation?_tag=${tag}&_sort=-code`))).toEqual([az.id, c.id, b.id, textOnly.id]);
+    // As a later key: final (a, b), then amended, preliminary.
+    expect(ids(await search(t, `Observation?_tag=${tag}&_sort=-status,code`))).toEqual([
+      textOnly.id,
+      az.id,
+      b.id,
+      c.id,
+    ]);
+    // Paged one by one through the keyset cursor, the same order.
+    expect((await walk(`Observation?_tag=${tag}&_sort=code&_count=1`)).all).toEqual([az.id, b.id, c.id, textOnly.id]);
+    // A :text filter on the sort parameter still sees a text that is not the sort row.
+    expect(ids(await search(t, `Observation?_tag=${tag}&code:text=alpha&_sort=code`))).toEqual([b.id]);
+    expect(ids(await search(t, `Observation?_tag=${tag}&code=s|b&_sort=code`))).toEqual([b.id]);
+  });
+
   it('sorts by _lastUpdated and _id', async () => {
     const { all } = await walk('Encounter?_sort=-_lastUpdated&_count=7');
     expect(all).toHaveLength(25);
@@ -205,6 +241,26 @@ describe('search forms', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(ids(res.json())).toHaveLength(1);
+  });
+  it('POST _search: a repeated name in the form body is an AND, as in a query string', async () => {
+    const post = async (payload: string, query = '') =>
+      t.app.inject({
+        method: 'POST',
+        url: `/fhir/R4/Encounter/_search${query}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth(t) },
+        payload,
+      });
+    const res = await post('date=sa2020-01-02&date=lt2020-01-05&_count=50');
+    expect(res.statusCode).toBe(200);
+    const expected = [...dates].filter(([, d]) => d && d >= '2020-01-03' && d < '2020-01-05').map(([id]) => id);
+    expect(expected.length).toBe(6);
+    expect(ids(res.json()).sort()).toEqual(expected.sort());
+    expect(ids(await search(t, 'Encounter?date=sa2020-01-02&date=lt2020-01-05&_count=50')).sort()).toEqual(
+      expected.sort(),
+    );
+    // Query string and body together: all of them apply.
+    const both = await post('date=lt2020-01-05&_count=50', '?date=sa2020-01-02');
+    expect(ids(both.json()).sort()).toEqual(expected.sort());
   });
   it('system search with _type and a common parameter', async () => {
     const b = await search(t, '?_type=Patient,Encounter&_tag=http://test|paging&_count=50');
