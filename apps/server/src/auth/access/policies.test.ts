@@ -236,6 +236,25 @@ describe('fields', () => {
     expect(stored.active).toBe(true);
   });
 
+  it('hiddenFields are left out of included resources and GraphQL too', async () => {
+    const m = await member(
+      await policy({
+        resource: [{ resourceType: 'Patient', hiddenFields: ['birthDate'] }, { resourceType: 'Observation' }],
+      }),
+    );
+    const inc = await get(m, `Observation?subject=Patient/${alice.id}&_include=Observation:subject`);
+    expect(ids(inc)).toContain(alice.id);
+    expect(inc.body).not.toContain('1970-01-01');
+    const gql = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/$graphql',
+      headers: { ...m.headers, 'content-type': 'application/json' },
+      payload: { query: `{ Patient(id: "${alice.id}") { id birthDate } }` },
+    });
+    expect(gql.json().data.Patient.id).toBe(alice.id);
+    expect(gql.json().data.Patient.birthDate ?? null).toBeNull();
+  });
+
   it('readonlyFields keep their stored value', async () => {
     const m = await member(await policy({ resource: [{ resourceType: 'Patient', readonlyFields: ['name'] }] }));
     const current = (await get(m, `Patient/${bob.id}`)).json();
@@ -251,7 +270,94 @@ describe('fields', () => {
   });
 });
 
+describe('criteria on every path', () => {
+  it('batch entries, GraphQL, $validate, chains and _has obey a criteria policy', async () => {
+    const m = await member(
+      await policy({
+        resource: [{ resourceType: 'Observation', criteria: 'Observation?status=final' }, { resourceType: 'Patient' }],
+      }),
+    );
+    const batch = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4',
+      headers: { ...m.headers, 'content-type': FHIR },
+      payload: {
+        resourceType: 'Bundle',
+        type: 'batch',
+        entry: [
+          { request: { method: 'GET', url: `Observation/${aliceObsFinal.id}` } },
+          { request: { method: 'GET', url: `Observation/${aliceObsPrelim.id}` } },
+          { request: { method: 'GET', url: `Observation?subject=Patient/${alice.id}` } },
+          {
+            request: { method: 'POST', url: 'Observation' },
+            resource: { resourceType: 'Observation', status: 'preliminary', code: { text: 'b' } },
+          },
+        ],
+      },
+    });
+    const entries = batch.json().entry as {
+      response: { status: string };
+      resource?: { entry?: { resource: Resource }[] };
+    }[];
+    expect(entries.map((e) => e.response.status.split(' ')[0])).toEqual(['200', '404', '200', '403']);
+    expect((entries[2].resource?.entry ?? []).map((e) => e.resource.id)).toEqual([aliceObsFinal.id]);
+
+    const gql = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/$graphql',
+      headers: { ...m.headers, 'content-type': 'application/json' },
+      payload: { query: `{ ObservationList(subject: "Patient/${alice.id}") { id status } }` },
+    });
+    expect(gql.json().data.ObservationList).toEqual([{ id: aliceObsFinal.id, status: 'final' }]);
+    const hiddenOne = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/$graphql',
+      headers: { ...m.headers, 'content-type': 'application/json' },
+      payload: { query: `{ Observation(id: "${aliceObsPrelim.id}") { id } }` },
+    });
+    expect(hiddenOne.json().data?.Observation ?? null).toBeNull();
+
+    expect((await get(m, `Observation/${aliceObsPrelim.id}/$validate`)).statusCode).toBe(404);
+    expect((await get(m, `Observation/${aliceObsFinal.id}/$validate`)).statusCode).toBe(200);
+    // Bob has only a final Observation, Alice both: a preliminary one exists but is out of reach.
+    expect(ids(await get(m, 'Patient?_has:Observation:subject:status=preliminary'))).toEqual([]);
+    expect(ids(await get(m, 'Observation?subject.name=Alice&status=preliminary'))).toEqual([]);
+  });
+});
+
 describe('IP access rules', () => {
+  it('a project setting blocks before any policy, for admins too', async () => {
+    const project = (
+      await t.app.inject({ url: `/fhir/R4/Project/${t.testProject.projectId}`, headers: admin() })
+    ).json();
+    const withRule = async (value?: string) => {
+      const { setting: _none, ...rest } = (
+        await t.app.inject({ url: `/fhir/R4/Project/${project.id}`, headers: admin() })
+      ).json();
+      await t.services
+        .systemRepo(project.id)
+        .updateResource(value ? { ...rest, setting: [{ name: 'ipAccessRule', valueString: value }] } : rest);
+    };
+    await withRule('block 192.0.2.0/24');
+    try {
+      t.services.auth.authenticator.invalidate();
+      const blocked = await t.app.inject({
+        url: '/fhir/R4/Patient',
+        headers: { ...admin(), 'x-forwarded-for': '192.0.2.55' },
+      });
+      expect(blocked.statusCode).toBe(403);
+      expect(blocked.json().resourceType).toBe('OperationOutcome');
+      const elsewhere = await t.app.inject({
+        url: '/fhir/R4/Patient',
+        headers: { ...admin(), 'x-forwarded-for': '198.51.100.1' },
+      });
+      expect(elsewhere.statusCode).toBe(200);
+    } finally {
+      await withRule(undefined);
+      t.services.auth.authenticator.invalidate();
+    }
+  });
+
   it('blocks by CIDR, first match wins', async () => {
     const blocked = await member(
       await policy({
