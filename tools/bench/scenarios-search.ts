@@ -2,7 +2,7 @@ import type { BenchContext, Scenario } from './bench.js';
 import { IDENTIFIER_SYSTEM, makePatientTransaction, OBSERVATION_CODES, prng } from './data.js';
 import { runLoad } from './load.js';
 
-const GRAPHQL_LIST_WITH_SUBJECTS = `query($code: String) {
+const GRAPHQL_LIST_WITH_SUBJECTS = `query($code: [token]) {
   ObservationList(code: $code, date: "ge2020", _sort: "-date", _count: 20) {
     id effectiveDateTime valueQuantity { value unit }
     subject { reference resource { ... on Patient { id birthDate name { family given } } } }

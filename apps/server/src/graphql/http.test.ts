@@ -148,7 +148,7 @@ describe('introspection', () => {
     const first = await c.raw(query);
     expect(first.statusCode).toBe(200);
     // A bound on the schema's size: GraphiQL downloads and parses all of it.
-    expect(first.body.length).toBeLessThan(20_000_000);
+    expect(first.body.length).toBeLessThan(22_000_000);
     const schema = buildClientSchema((first.json() as { data: IntrospectionQuery }).data);
     expect(schema.getQueryType()?.getFields().PatientConnection).toBeDefined();
     const started = performance.now();

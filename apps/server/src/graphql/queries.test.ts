@@ -120,6 +120,67 @@ describe('search lists and connections', () => {
     expect(none.data?.PatientList).toEqual([]);
   });
 
+  it('takes a list of values, ORed, bare codes allowed; a comma inside a value is not an OR (spec: searching)', async () => {
+    const ids = (b: GraphqlBody<{ ObservationList: { id: string }[] }>) =>
+      b.data?.ObservationList.map((o) => o.id).sort();
+    const subject = `subject: "Patient/${patient.id}", code: "http://loinc.org|"`;
+    const both = await c.gql<{ ObservationList: { id: string }[] }>(
+      `{ ObservationList(${subject}, status: [final, preliminary]) { id } }`,
+    );
+    expect(ids(both)).toEqual(observations.map((o) => o.id).sort());
+    const one = await c.gql<{ ObservationList: { id: string }[] }>(
+      `{ ObservationList(${subject}, status: preliminary) { id } }`,
+    );
+    expect(ids(one)).toEqual([observations[2].id]);
+    const byId = await c.gql<{ PatientList: { id: string }[] }>(
+      `{ PatientList(_id: ["${patient.id}", "not-there"]) { id } }`,
+    );
+    expect(byId.data?.PatientList).toEqual([{ id: patient.id }]);
+    // As variables, in the spec schema's scalar types.
+    const vars = await c.gql<{ ObservationList: { id: string }[] }>(
+      `query ($s: [token], $p: [reference]) { ObservationList(status: $s, subject: $p, code: "http://loinc.org|") { id } }`,
+      { s: ['preliminary'], p: `Patient/${patient.id}` },
+    );
+    expect(ids(vars)).toEqual([observations[2].id]);
+    // REST would read "Chalmers,Nobody" as two names; here it is one value that matches nobody.
+    const comma = await c.gql(`{ PatientList(name: "Chalmers,Nobody", identifier: "${TAG}") { id } }`);
+    expect(comma.data?.PatientList).toEqual([]);
+    const orNames = await c.gql(`{ PatientList(name: ["Nobody", "Chalmers"], identifier: "${TAG}") { id } }`);
+    expect(orNames.data?.PatientList).toEqual([{ id: patient.id }]);
+  });
+
+  it('chains, modifiers and AND through _filter (spec: searching)', async () => {
+    const ids = (b: GraphqlBody<{ ObservationList: { id: string }[] }>) =>
+      b.data?.ObservationList.map((o) => o.id).sort();
+    const chained = await c.gql<{ ObservationList: { id: string }[] }>(
+      `{ ObservationList(_filter: "patient.identifier eq ${TAG} and status eq final") { id } }`,
+    );
+    expect(chained.errors).toBeUndefined();
+    expect(ids(chained)).toEqual([observations[0].id, observations[1].id].sort());
+    const withArgs = await c.gql<{ ObservationList: { id: string }[] }>(
+      `{ ObservationList(_filter: "performer.name eq Careful and patient.identifier eq ${TAG}", status: preliminary) { id } }`,
+    );
+    expect(ids(withArgs)).toEqual([observations[2].id]);
+    const bad = await c.gql(`{ ObservationList(_filter: "status eq") { id } }`);
+    expect(bad.errors?.[0].extensions?.status).toBe(400);
+    expect(bad.errors?.[0].message).toMatch(/_filter/);
+  });
+
+  it('a fhirpath argument keeps the matches for which it is true; a bad one is a 400', async () => {
+    const list = await c.gql<{ ObservationList: { id: string }[] }>(
+      `{ ObservationList(subject: "Patient/${patient.id}", code: "http://loinc.org|", fhirpath: "value.value > 60") { id } }`,
+    );
+    expect(list.errors).toBeUndefined();
+    expect(list.data?.ObservationList.map((o) => o.id).sort()).toEqual([observations[1].id, observations[2].id].sort());
+    const connection = await c.gql<{ ObservationConnection: { edges: { resource: { id: string } }[] } }>(
+      `{ ObservationConnection(subject: "Patient/${patient.id}", code: "http://loinc.org|", fhirpath: "status = 'preliminary'") { edges { resource { id } } } }`,
+    );
+    expect(connection.data?.ObservationConnection.edges.map((e) => e.resource.id)).toEqual([observations[2].id]);
+    const bad = await c.gql(`{ ObservationList(fhirpath: "value.value >>> 60") { id } }`);
+    expect(bad.errors?.[0].extensions?.status).toBe(400);
+    expect(bad.errors?.[0].message).toMatch(/fhirpath/);
+  });
+
   it('sorts and pages with _sort, _count and _offset', async () => {
     const q = (extra: string) =>
       `{ ObservationList(subject: "Patient/${patient.id}", code: "http://loinc.org|", _sort: "-_id" ${extra}) { id } }`;
@@ -284,6 +345,44 @@ describe('references', () => {
     expect(viaPerformer.data).toEqual({ Practitioner: { ObservationList: [{ id: expect.any(String) }] } });
   });
 
+  it('reverse connections: a page with count and cursors, followed at the root (spec: reverse references)', async () => {
+    // Reverse connections take the control arguments; search parameters go through _filter.
+    const loincCodes = ['8867-4', '8310-5', '9279-1'].map((code) => `code eq http://loinc.org|${code}`).join(' or ');
+    interface Page {
+      count: number;
+      next: string | null;
+      edges: { mode: string; resource: { id: string } }[];
+    }
+    const body = await c.gql<{ Patient: { ObservationConnection: Page } }>(`{ Patient(id: "${patient.id}") {
+      ObservationConnection(_reference: subject, _filter: "${loincCodes}", _sort: "_id", _count: 2) {
+        count next edges { mode resource { id } }
+      }
+    } }`);
+    expect(body.errors).toBeUndefined();
+    const sorted = observations.map((o) => o.id).sort();
+    const first = body.data!.Patient.ObservationConnection;
+    expect(first.count).toBe(3);
+    expect(first.edges).toEqual(sorted.slice(0, 2).map((id) => ({ mode: 'match', resource: { id } })));
+    const rest = await c.gql<{ ObservationConnection: Page }>(
+      `{ ObservationConnection(_cursor: "${first.next}") { next edges { resource { id } } } }`,
+    );
+    expect(rest.data?.ObservationConnection.edges.map((e) => e.resource.id)).toEqual(sorted.slice(2));
+    expect(rest.data?.ObservationConnection.next).toBeNull();
+    // A cursor is not an argument of a nested connection.
+    const nested = await c.gql(
+      `{ Patient(id: "${patient.id}") { ObservationConnection(_reference: subject, _cursor: "${first.next}") { count } } }`,
+    );
+    expect(nested.errors?.[0].message).toMatch(/_cursor/);
+  });
+
+  it('reverse lists take the list arguments, fhirpath included', async () => {
+    const body = await c.gql<{ Patient: { ObservationList: { id: string }[] } }>(`{ Patient(id: "${patient.id}") {
+      ObservationList(_reference: subject, status: [final, preliminary], fhirpath: "value.value < 61") { id }
+    } }`);
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.Patient.ObservationList).toEqual([{ id: observations[0].id }]);
+  });
+
   it('a _reference parameter that cannot point at the focus type is an error', async () => {
     const body = await c.gql(`{ Patient(id: "${patient.id}") { ObservationList(_reference: device) { id } } }`);
     expect(body.errors?.[0].message).toMatch(/Observation.device cannot refer to a Patient/);
@@ -298,6 +397,8 @@ describe('field arguments', () => {
       given: name(given: "Jim") { use }
       firstTwo: name(_count: 2) { use }
       skipOne: name(_offset: 1, _count: 1) { use }
+      withFamily: name(fhirpath: "family.exists()") { family }
+      windsor: name(fhirpath: "family = 'Windsor'", _count: 1) { use }
     } }`);
     expect(body.errors).toBeUndefined();
     expect(body.data?.Patient).toEqual({
@@ -306,6 +407,8 @@ describe('field arguments', () => {
       given: [{ use: 'usual' }],
       firstTwo: [{ use: 'official' }, { use: 'usual' }],
       skipOne: [{ use: 'usual' }],
+      withFamily: [{ family: 'Chalmers' }, { family: 'Windsor' }],
+      windsor: [{ use: 'maiden' }],
     });
   });
 });

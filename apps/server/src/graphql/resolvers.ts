@@ -3,6 +3,8 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { DEFAULT_COUNT, MAX_COUNT, MAX_OFFSET, searchResources, type FoundResource } from '../search/resources.js';
 import { isOutcomeError, primeResource, trackContainer, type GraphqlContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { fhirpathFilter, fhirpathPredicate } from './fhirpath.js';
+import { FHIRPATH_ARG } from './search-args.js';
 import { selectsField } from './selection.js';
 
 type Args = Record<string, unknown>;
@@ -45,7 +47,10 @@ export async function searchList(
     params.append(...extra);
   }
   const page = await runSearch(ctx, resourceType, params);
-  return page.entries.filter((e) => e.mode === 'match').map((e) => e.resource);
+  return fhirpathFilter(
+    page.entries.filter((e) => e.mode === 'match').map((e) => e.resource),
+    args[FHIRPATH_ARG],
+  );
 }
 
 export interface ConnectionResult {
@@ -80,17 +85,24 @@ export async function searchConnection(
   args: Args,
   ctx: GraphqlContext,
   info: GraphQLResolveInfo,
+  extra?: [string, string],
 ): Promise<ConnectionResult> {
   let params: URLSearchParams;
   let offset: number;
+  let fhirpath = typeof args[FHIRPATH_ARG] === 'string' ? args[FHIRPATH_ARG] : undefined;
   if (typeof args._cursor === 'string') {
     const cursor = decodeCursor(args._cursor, resourceType);
     params = cursor.params;
     offset = cursor.offset;
+    fhirpath = cursor.fhirpath;
   } else {
     params = ctx.args.toSearchParams(resourceType, args);
+    if (extra) {
+      params.append(...extra);
+    }
     offset = typeof args._offset === 'number' ? args._offset : 0;
   }
+  const keep = fhirpathPredicate(fhirpath);
   const wantsTotal = selectsField(info, 'count') || selectsField(info, 'last');
   if (wantsTotal) {
     params.set('_total', 'accurate');
@@ -99,7 +111,7 @@ export async function searchConnection(
   const pagesize = Math.min(Number(params.get('_count') ?? DEFAULT_COUNT), MAX_COUNT);
   const matches = page.entries.filter((e) => e.mode === 'match').length;
   const cursor = (query: URLSearchParams | undefined, at: number) =>
-    query ? encodeCursor(resourceType, query, at) : undefined;
+    query ? encodeCursor(resourceType, query, at, fhirpath) : undefined;
   const previousQuery = linkQuery(page.links.get('previous'));
   const result: ConnectionResult = {
     count: page.total,
@@ -108,7 +120,8 @@ export async function searchConnection(
     first: cursor(linkQuery(page.links.get('first')), 0),
     next: cursor(linkQuery(page.links.get('next')), offset + matches),
     previous: cursor(previousQuery, Number(previousQuery?.get('_offset') ?? 0)),
-    edges: page.entries,
+    // The fhirpath condition applies to this page's matches (the spec lets pages come out shorter).
+    edges: keep ? page.entries.filter((e) => e.mode !== 'match' || keep(e.resource)) : page.entries,
   };
   if (page.total !== undefined && pagesize > 0) {
     const lastOffset = Math.max(0, Math.floor((page.total - 1) / pagesize) * pagesize);
@@ -117,7 +130,7 @@ export async function searchConnection(
       if (lastOffset > 0) {
         firstQuery.set('_offset', String(lastOffset));
       }
-      result.last = encodeCursor(resourceType, firstQuery, lastOffset);
+      result.last = encodeCursor(resourceType, firstQuery, lastOffset, fhirpath);
     }
   }
   return result;

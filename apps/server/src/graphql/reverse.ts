@@ -1,8 +1,11 @@
 import DataLoader from 'dataloader';
+import type { GraphQLResolveInfo } from 'graphql';
 import { badRequest, fail, getReferenceString, type Resource } from '@hearth/core';
 import { DEFAULT_COUNT, MAX_COUNT } from '../search/resources.js';
 import type { GraphqlContext } from './context.js';
-import { runSearch, searchList } from './resolvers.js';
+import { fhirpathFilter } from './fhirpath.js';
+import { runSearch, searchConnection, searchList, type ConnectionResult } from './resolvers.js';
+import { FHIRPATH_ARG } from './search-args.js';
 
 type Args = Record<string, unknown>;
 
@@ -43,16 +46,44 @@ export async function reverseList(
   args: Args,
   ctx: GraphqlContext,
 ): Promise<Resource[]> {
-  const code = String(args._reference ?? '');
-  if (!ctx.args.canTarget(sourceType, code, focus.resourceType)) {
-    fail(badRequest(`${sourceType}.${code} cannot refer to a ${focus.resourceType}`, '_reference'));
-  }
+  const code = referenceCode(sourceType, focus, args, ctx);
   if (!focus.id) {
     return [];
   }
   const rest = { ...args };
   delete rest._reference;
-  return loaderOf(ctx).load({ source: sourceType, code, focus: getReferenceString(focus), args: rest });
+  delete rest[FHIRPATH_ARG];
+  const found = await loaderOf(ctx).load({ source: sourceType, code, focus: getReferenceString(focus), args: rest });
+  return fhirpathFilter(found, args[FHIRPATH_ARG]);
+}
+
+/** The `_reference` parameter, checked: it must be able to point at the focus's type. */
+function referenceCode(sourceType: string, focus: Resource, args: Args, ctx: GraphqlContext): string {
+  const code = String(args._reference ?? '');
+  if (!ctx.args.canTarget(sourceType, code, focus.resourceType)) {
+    fail(badRequest(`${sourceType}.${code} cannot refer to a ${focus.resourceType}`, '_reference'));
+  }
+  return code;
+}
+
+/**
+ * `ObservationConnection(_reference: subject)` inside a Patient: one page of the reverse
+ * reference with its count and cursors (hl7.org/fhir/R4/graphql.html#reverse). The cursors carry
+ * the focus, so following one at the root (`ObservationConnection(_cursor: …)`) reads the next page
+ * of the same reverse search. One search per focus: unlike lists, pages are not merged.
+ */
+export async function reverseConnection(
+  sourceType: string,
+  focus: Resource,
+  args: Args,
+  ctx: GraphqlContext,
+  info: GraphQLResolveInfo,
+): Promise<ConnectionResult | null> {
+  const code = referenceCode(sourceType, focus, args, ctx);
+  if (!focus.id) {
+    return null;
+  }
+  return searchConnection(sourceType, args, ctx, info, [code, getReferenceString(focus)]);
 }
 
 async function loadReverse(ctx: GraphqlContext, keys: readonly ReverseKey[]): Promise<(Resource[] | Error)[]> {

@@ -43,20 +43,54 @@ export const FilterValueScalar = new GraphQLScalarType<string, string>({
     }
     throw new GraphQLError('A filter value must be a string, number or boolean');
   },
-  parseLiteral: (ast: ValueNode) => {
-    switch (ast.kind) {
-      case Kind.STRING:
-      case Kind.ENUM:
-      case Kind.INT:
-      case Kind.FLOAT:
-        return ast.value;
-      case Kind.BOOLEAN:
-        return String(ast.value);
-      default:
-        throw new GraphQLError('A filter value must be a string, number, boolean or bare code', { nodes: ast });
-    }
-  },
+  parseLiteral: (ast: ValueNode) => literalText(ast, 'A filter value'),
 });
+
+/** Reads a literal written as a string, number, boolean or bare code (an enum literal) as text. */
+function literalText(ast: ValueNode, what: string): string {
+  switch (ast.kind) {
+    case Kind.STRING:
+    case Kind.ENUM:
+    case Kind.INT:
+    case Kind.FLOAT:
+      return ast.value;
+    case Kind.BOOLEAN:
+      return String(ast.value);
+    default:
+      throw new GraphQLError(`${what} must be a string, number, boolean or bare code`, { nodes: ast });
+  }
+}
+
+const searchScalars = new Map<string, GraphQLScalarType<string, string>>();
+
+/**
+ * The value of a search argument of a FHIR search parameter type, named as the spec's schema names
+ * them (`active: [token]`, `birthdate: [date]`, `subject: [reference]`): any literal, bare codes
+ * included (`gender: male`), passed to the search as text. A string parameter is a plain `String`.
+ */
+export function searchValueScalar(paramType: string): GraphQLScalarType {
+  if (paramType === 'string') {
+    return GraphQLString;
+  }
+  let scalar = searchScalars.get(paramType);
+  if (!scalar) {
+    const what = `A ${paramType} search value`;
+    scalar = new GraphQLScalarType<string, string>({
+      name: paramType,
+      description: `A value of a ${paramType} search parameter, as in a search URL (hl7.org/fhir/R4/search.html)`,
+      serialize: (value) => String(value),
+      parseValue: (value) => {
+        if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+          return String(value);
+        }
+        throw new GraphQLError(`${what} must be a string, number or boolean`);
+      },
+      parseLiteral: (ast: ValueNode) => literalText(ast, what),
+    });
+    searchScalars.set(paramType, scalar);
+  }
+  return scalar;
+}
 
 function asResourceJson(value: unknown): Record<string, unknown> {
   if (

@@ -19,7 +19,7 @@ import { SearchParamRegistry } from '../search/registry/project-params.js';
 import type { GraphqlContext } from './context.js';
 import { createMutation, deleteMutation, updateMutation } from './mutations.js';
 import { readById, searchConnection, searchList } from './resolvers.js';
-import { reverseList } from './reverse.js';
+import { reverseConnection, reverseList } from './reverse.js';
 import { SearchArgCatalog } from './search-args.js';
 import { costExtension, FhirGraphqlTypes, type BuiltFieldMap, type FieldMap } from './types.js';
 import type { Resource } from '@hearth/core';
@@ -127,24 +127,41 @@ export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
   // any resource (Provenance.target, AuditEvent.entity, List.item...: ~4,800 pairs) only `_count`,
   // which keeps the schema's introspection (GraphiQL loads it) in the low tens of megabytes.
   // Each source's arguments are built once and shared by its fields (see ResourceObjectType).
-  const shared = new Map<
-    string,
-    { list: GraphQLList<GraphQLObjectType>; args: GraphQLArgument[]; description: string } | null
-  >();
+  const connections = new Map<string, GraphQLObjectType>();
+  const connectionOf = (resourceType: string): GraphQLObjectType => {
+    let type = connections.get(resourceType);
+    if (!type) {
+      type = connectionType(types, resourceType);
+      connections.set(resourceType, type);
+    }
+    return type;
+  };
+  interface ReverseFields {
+    list: GraphQLList<GraphQLObjectType>;
+    args: GraphQLArgument[];
+    description: string;
+    /** Connections (`ObservationConnection(_reference: subject)`): only for specific referrers. */
+    connection?: { type: GraphQLObjectType; args: GraphQLArgument[] };
+  }
+  const shared = new Map<string, ReverseFields | null>();
   const reverseOf = (source: string, specific: boolean) => {
     const key = `${source}|${specific}`;
     let entry = shared.get(key);
     if (entry === undefined) {
       const referenceEnum = catalog.referenceEnum(source);
       const { _count } = catalog.listArgs(source);
+      const reference = { _reference: { type: new GraphQLNonNull(referenceEnum ?? GraphQLString) } };
       entry = referenceEnum
         ? {
             list: new GraphQLList(types.objectType(source)),
             description: `${source}s referring here by the _reference parameter${specific ? `; filters as ${source}List` : ''}`,
-            args: toArguments({
-              _reference: { type: new GraphQLNonNull(referenceEnum) },
-              ...(specific ? catalog.listArgs(source) : { _count }),
-            }),
+            args: toArguments({ ...reference, ...(specific ? catalog.listArgs(source) : { _count }) }),
+            // The paging and control arguments only (search parameters through _filter): with every
+            // search parameter, these ~700 fields would add ~4.5 MB to the introspection. Without
+            // _cursor: cursors are followed at the root (hl7.org/fhir/R4/graphql.html#reverse).
+            connection: specific
+              ? { type: connectionOf(source), args: toArguments({ ...reference, ...catalog.controlArgs() }) }
+              : undefined,
           }
         : null;
       shared.set(key, entry);
@@ -168,6 +185,20 @@ export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
         extensions: costExtension('search'),
         astNode: undefined,
       };
+      if (entry.connection) {
+        const connectionName = `${source}Connection`;
+        fields[connectionName] = {
+          name: connectionName,
+          description: `A page of ${source}s referring here by the _reference parameter, with its cursors`,
+          type: entry.connection.type,
+          args: entry.connection.args,
+          resolve: (focus, args, ctx, info) => reverseConnection(source, focus as unknown as Resource, args, ctx, info),
+          subscribe: undefined,
+          deprecationReason: undefined,
+          extensions: costExtension('connection'),
+          astNode: undefined,
+        };
+      }
     }
     return fields;
   };
@@ -190,7 +221,7 @@ export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
       resolve: (_root, args, ctx) => searchList(type, args, ctx),
     };
     query[`${type}Connection`] = {
-      type: connectionType(types, type),
+      type: connectionOf(type),
       args: catalog.connectionArgs(type),
       extensions: costExtension('connection'),
       resolve: (_root, args, ctx, info) => searchConnection(type, args, ctx, info),

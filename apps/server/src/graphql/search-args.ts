@@ -1,6 +1,7 @@
 import {
   GraphQLEnumType,
   GraphQLInt,
+  GraphQLList,
   GraphQLString,
   type GraphQLEnumValueConfigMap,
   type GraphQLFieldConfigArgumentMap,
@@ -9,12 +10,41 @@ import type { SearchParamRegistry } from '../search/registry/project-params.js';
 import type { ParamDef } from '../search/registry/params.js';
 import type { TypedValue } from '../search/extract/path-compiler.js';
 import { parseReference, type Resource } from '@hearth/core';
+import { searchValueScalar } from './scalars.js';
 
-/** Arguments every search list takes besides the search parameters (hl7.org/fhir/R4/graphql.html#searching). */
-export const LIST_CONTROL_ARGS = ['_count', '_offset', '_sort'] as const;
+/**
+ * Arguments every search list takes besides the search parameters (hl7.org/fhir/R4/graphql.html#searching),
+ * passed to the search as they are. `_filter` is the way to chains, modifiers and AND.
+ */
+export const LIST_CONTROL_ARGS = ['_count', '_offset', '_sort', '_filter'] as const;
 /** A connection also takes the cursor of the page to read. */
 export const CONNECTION_CONTROL_ARGS = [...LIST_CONTROL_ARGS, '_cursor'] as const;
-const RESERVED = new Set<string>([...CONNECTION_CONTROL_ARGS, '_reference', '_total', '_summary', '_elements']);
+/** Arguments that are not search parameters: the spec's `fhirpath`, applied to the matches (resolvers.ts). */
+export const FHIRPATH_ARG = 'fhirpath';
+const RESERVED = new Set<string>([
+  ...CONNECTION_CONTROL_ARGS,
+  FHIRPATH_ARG,
+  '_reference',
+  '_total',
+  '_summary',
+  '_elements',
+  '_include',
+  '_revinclude',
+  '_contained',
+  '_containedType',
+]);
+
+/**
+ * One search parameter's values as the query gives them (a list is ORed: `_id: [1, 2]`), as one
+ * search value. Commas inside a value are escaped: in GraphQL, alternatives are list items.
+ */
+function orValue(value: unknown): string {
+  const items = Array.isArray(value) ? value : [value];
+  return items
+    .filter((v) => v !== null && v !== undefined)
+    .map((v) => String(v).replace(/,/g, '\\,'))
+    .join(',');
+}
 
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
@@ -39,6 +69,20 @@ interface TypeArgs {
 export class SearchArgCatalog {
   private readonly byType = new Map<string, TypeArgs>();
   private readonly referenceEnums = new Map<string, GraphQLEnumType | null>();
+  private readonly control: GraphQLFieldConfigArgumentMap = {
+    _count: { type: GraphQLInt, description: 'Page size (default 20, at most 1000)' },
+    _offset: { type: GraphQLInt, description: 'Matches to skip' },
+    _sort: { type: GraphQLString, description: 'Sort order, as the _sort search parameter ("-date,code")' },
+    _filter: {
+      type: GraphQLString,
+      description:
+        'A _filter expression (hl7.org/fhir/R4/search_filter.html): chains, modifiers and AND, e.g. "subject.name eq peter and status ne final"',
+    },
+    [FHIRPATH_ARG]: {
+      type: GraphQLString,
+      description: 'A FHIRPath condition each match must meet, applied to the page the search returns',
+    },
+  };
 
   constructor(private readonly registry: SearchParamRegistry) {}
 
@@ -56,13 +100,9 @@ export class SearchArgCatalog {
         continue;
       }
       codes.set(name, param.code);
-      params[name] = { type: GraphQLString, description: param.description };
+      params[name] = { type: new GraphQLList(searchValueScalar(param.type)), description: param.description };
     }
-    const control: GraphQLFieldConfigArgumentMap = {
-      _count: { type: GraphQLInt, description: 'Page size (default 20, at most 1000)' },
-      _offset: { type: GraphQLInt, description: 'Matches to skip' },
-      _sort: { type: GraphQLString, description: 'Sort order, as the _sort search parameter ("-date,code")' },
-    };
+    const control = this.control;
     built = {
       list: { ...control, ...params },
       connection: {
@@ -74,6 +114,11 @@ export class SearchArgCatalog {
     };
     this.byType.set(resourceType, built);
     return built;
+  }
+
+  /** `_count`, `_offset`, `_sort`, `_filter` and `fhirpath`, without the search parameters. */
+  controlArgs(): GraphQLFieldConfigArgumentMap {
+    return this.control;
   }
 
   listArgs(resourceType: string): GraphQLFieldConfigArgumentMap {
@@ -154,7 +199,8 @@ export class SearchArgCatalog {
 
   /**
    * The FHIR search query of a list field's arguments: each search parameter argument by its
-   * code; the control arguments as they are. Null and undefined arguments are left out.
+   * code, its list of values ORed; the control arguments as they are. Null and undefined
+   * arguments, and empty lists, are left out.
    */
   toSearchParams(resourceType: string, args: Record<string, unknown>): URLSearchParams {
     const params = new URLSearchParams();
@@ -162,9 +208,14 @@ export class SearchArgCatalog {
       if (value === null || value === undefined || name === '_reference' || name === '_cursor') {
         continue;
       }
-      const code = (LIST_CONTROL_ARGS as readonly string[]).includes(name) ? name : this.code(resourceType, name);
-      if (code) {
-        params.append(code, String(value));
+      if ((LIST_CONTROL_ARGS as readonly string[]).includes(name)) {
+        params.append(name, String(value));
+        continue;
+      }
+      const code = this.code(resourceType, name);
+      const text = code === undefined ? '' : orValue(value);
+      if (code && text !== '') {
+        params.append(code, text);
       }
     }
     return params;

@@ -18,6 +18,7 @@ import {
 import { choiceName, type FhirSchema, type TypeSchema } from '@hearth/definitions';
 import type { Reference, Resource } from '@hearth/core';
 import type { GraphqlContext } from './context.js';
+import { fhirpathFilter } from './fhirpath.js';
 import { resolveReference } from './resolvers.js';
 import { FilterValueScalar, primitiveScalar, ResourceJsonScalar } from './scalars.js';
 
@@ -191,8 +192,9 @@ export class FhirGraphqlTypes {
   }
 
   /**
-   * Arguments of a list element (hl7.org/fhir/R4/graphql.html#list): `_count`, `_offset`, and one
-   * per primitive child element, keeping the items whose child has that value (`name(use: official)`,
+   * Arguments of a list element (hl7.org/fhir/R4/graphql.html#list): `_count`, `_offset`,
+   * `fhirpath` (a condition on each item: `name(fhirpath: "family.exists()")`), and one per
+   * primitive child element, keeping the items whose child has that value (`name(use: official)`,
    * `extension(url: "...")`).
    */
   private listArgs(code: string): GraphQLFieldConfigArgumentMap {
@@ -201,6 +203,7 @@ export class FhirGraphqlTypes {
       args = {
         _count: { type: GraphQLInt, description: 'Keep at most this many items' },
         _offset: { type: GraphQLInt, description: 'Skip this many items' },
+        fhirpath: { type: GraphQLString, description: 'Keep the items for which this FHIRPath expression is true' },
       };
       if (!ANY_RESOURCE.has(code)) {
         // Plain primitive children only: choice values (Extension.valueString and 40 others) would
@@ -275,10 +278,11 @@ function filteredList(name: string): FieldConfig['resolve'] {
       return items ?? null;
     }
     for (const [arg, wanted] of Object.entries(args)) {
-      if (arg !== '_count' && arg !== '_offset' && wanted !== null && wanted !== undefined) {
+      if (arg !== '_count' && arg !== '_offset' && arg !== 'fhirpath' && wanted !== null && wanted !== undefined) {
         items = (items as Source[]).filter((item) => item && matches(item[arg], String(wanted)));
       }
     }
+    items = fhirpathFilter(items as unknown[], args.fhirpath);
     const offset = typeof args._offset === 'number' ? Math.max(0, args._offset) : 0;
     const count = typeof args._count === 'number' ? Math.max(0, args._count) : undefined;
     return (items as unknown[]).slice(offset, count === undefined ? undefined : offset + count);
