@@ -96,6 +96,8 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     }
   });
   subscriptions.registerOperations(deps.operations);
+  // A project's new SearchParameter: its existing resources are reindexed as a job.
+  deps.listeners.push(deps.search.useJobQueue(jobs, logger));
   await subscriptions.start();
   await jobs.start();
   let stopped = false;

@@ -1,6 +1,7 @@
 import { withTransaction, type Pool } from '../platform/postgres.js';
 import { resourceTypes } from './resource-types.js';
 import { SearchEngine, type ResourceShaper } from './engine.js';
+import { reindexInBackground } from './index/background.js';
 import { Indexer } from './index/indexer.js';
 import { searchParamsFor } from './metadata.js';
 import type { SubsumptionLookup, ValueSetExpander } from './query/context.js';
@@ -58,5 +59,6 @@ export function createSearchModule(options: SearchModuleOptions): SearchModule {
     service: engine,
     registry,
     searchParamsFor: (resourceType, projectId) => searchParamsFor(registry, options.pool, resourceType, projectId),
+    useJobQueue: (jobs, logger) => reindexInBackground(jobs, { pool: options.pool, indexer, registry, logger }),
   };
 }

@@ -1,6 +1,8 @@
 import type { Bundle } from '@hearth/core';
 import type { Repository } from '../storage/repository.js';
-import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { Logger } from '../platform/logger.js';
+import type { ConditionalMatcher, SearchIndexer, WriteListener } from '../storage/types.js';
 import type { SearchParamRegistry } from './registry/project-params.js';
 import type { SearchParamInfo } from './metadata.js';
 
@@ -33,6 +35,12 @@ export interface SearchModule {
   reindex(types?: string[], projectId?: string): Promise<number>;
   /** The search parameters of a type, with a project's own when given (for GET /metadata). */
   searchParamsFor(resourceType: string, projectId?: string): Promise<SearchParamInfo[]>;
+  /**
+   * Reindexing after a project's SearchParameter write becomes a job of `jobs` (call before the
+   * queue starts); returns the write listener that queues it after the commit. Without this,
+   * the reindex runs inside the SearchParameter's write transaction.
+   */
+  useJobQueue(jobs: JobQueue, logger: Logger): WriteListener;
 }
 
 export type { Bundle };

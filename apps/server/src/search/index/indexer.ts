@@ -20,6 +20,8 @@ const REINDEX_BATCH = 500;
  */
 export class Indexer implements SearchIndexer {
   private readonly extracted = new WeakMap<Resource, RowSet>();
+  /** True once reindexing after a SearchParameter write runs as a job (index/background.ts). */
+  reindexInBackground = false;
 
   constructor(private readonly options: IndexerOptions) {}
 
@@ -57,8 +59,10 @@ export class Indexer implements SearchIndexer {
     await writeIndexRows(client, entries);
     const changedParams = new Set(versions.filter((v) => v.resourceType === 'SearchParameter').map((v) => v.projectId));
     for (const projectId of changedParams) {
+      // Writes later in this transaction (and after it) are indexed with the new parameters at once.
       const types = await this.options.registry.reload(client, projectId);
-      await this.reindex(client, projectId, [...types]);
+      // Existing resources: in the write's transaction, unless a background job does it after the commit.
+      if (!this.reindexInBackground) await this.reindex(client, projectId, [...types]);
     }
   }
 
@@ -69,28 +73,45 @@ export class Indexer implements SearchIndexer {
   async reindex(client: PoolClient, projectId: string, types: string[]): Promise<number> {
     let count = 0;
     for (const type of types) {
-      let after = '';
-      for (;;) {
-        const result = await client.query<{ id: string; content: string }>(
-          `SELECT id, content FROM resource WHERE resource_type = $1 AND project_id = $2 AND deleted = false AND id > $3
-           ORDER BY id LIMIT ${REINDEX_BATCH}`,
-          [type, projectId, after],
-        );
-        if (result.rows.length === 0) break;
-        await writeIndexRows(
-          client,
-          result.rows.map((r) => ({
-            resourceType: type,
-            id: r.id,
-            projectId,
-            rows: this.rowsOf(JSON.parse(r.content) as Resource, projectId),
-            replace: true,
-          })),
-        );
-        count += result.rows.length;
-        after = result.rows[result.rows.length - 1].id;
+      let after: string | undefined = '';
+      while (after !== undefined) {
+        const batch = await this.reindexBatch(client, projectId, type, after);
+        count += batch.count;
+        after = batch.last;
       }
     }
     return count;
+  }
+
+  /**
+   * Rewrites the index rows of the next resources of a type after id `after` (at most
+   * REINDEX_BATCH). The rows are locked FOR SHARE, so a concurrent update of one of them either
+   * commits first (and its new content is read here) or waits for this batch's transaction
+   * (and then writes its own rows): the index never ends up holding an older version.
+   * `last` is undefined when no resources remain.
+   */
+  async reindexBatch(
+    client: PoolClient,
+    projectId: string,
+    type: string,
+    after: string,
+  ): Promise<{ count: number; last?: string }> {
+    const result = await client.query<{ id: string; content: string }>(
+      `SELECT id, content FROM resource WHERE resource_type = $1 AND project_id = $2 AND deleted = false AND id > $3
+       ORDER BY id LIMIT ${REINDEX_BATCH} FOR SHARE`,
+      [type, projectId, after],
+    );
+    if (result.rows.length === 0) return { count: 0 };
+    await writeIndexRows(
+      client,
+      result.rows.map((r) => ({
+        resourceType: type,
+        id: r.id,
+        projectId,
+        rows: this.rowsOf(JSON.parse(r.content) as Resource, projectId),
+        replace: true,
+      })),
+    );
+    return { count: result.rows.length, last: result.rows[result.rows.length - 1].id };
   }
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/app.js';
 import { createTestProject, type TestProject } from '../../test/auth.js';
+import { REINDEX_QUEUE } from '../index/background.js';
 import { FHIR, ids } from './helpers.js';
 
 let t: TestApp;
@@ -31,6 +32,15 @@ interface CapabilityEntry {
 async function capabilityOf(type: string, headers: Record<string, string>): Promise<CapabilityEntry> {
   const cs = (await get('metadata', headers)).body as { rest: { resource: (CapabilityEntry & { type: string })[] }[] };
   return cs.rest[0].resource.find((r) => r.type === type)!;
+}
+
+/** Retries `read` until it returns a non-empty list (a background job's effect); at most ~20 s. */
+async function eventually(read: () => Promise<string[]>): Promise<string[]> {
+  for (let i = 0; ; i++) {
+    const value = await read();
+    if (value.length > 0 || i >= 200) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const NICKNAME = 'http://example.org/fhir/StructureDefinition/nickname';
@@ -67,15 +77,20 @@ describe('custom SearchParameter resources', () => {
       },
       t.authHeaders,
     );
-    // Existing resources were reindexed, new ones are indexed on write.
-    const after = await get('Patient?nickname=bob', t.authHeaders);
-    expect(after.status).toBe(200);
-    expect(ids(after.body)).toEqual([bob.id]);
+    // New resources are indexed with it on write, at once.
     const carl = await post(
       { resourceType: 'Patient', extension: [{ url: NICKNAME, valueString: 'Charlie' }] },
       t.authHeaders,
     );
     expect(ids((await get('Patient?nickname=char', t.authHeaders)).body)).toEqual([carl.id]);
+    // Existing resources are reindexed by a background job, after the SearchParameter's commit.
+    const found = await eventually(async () => ids((await get('Patient?nickname=bob', t.authHeaders)).body));
+    expect(found).toEqual([bob.id]);
+    const jobs = await t.pool.query<{ state: string; data: { types: string[] } }>(
+      `SELECT state, data FROM pgboss.job WHERE name = $1 AND data->>'projectId' = $2`,
+      [REINDEX_QUEUE, t.testProject.projectId],
+    );
+    expect(jobs.rows.map((r) => r.data.types)).toEqual([['Patient']]);
     // Another project does not have it.
     const strict = await get('Patient?nickname=bob', { ...other.headers, prefer: 'handling=strict' });
     expect(strict.status).toBe(400);
