@@ -187,7 +187,9 @@ export function responseError(status: number, body: unknown): OperationOutcomeEr
     text = body.trim().slice(0, 500);
   } else if (body && typeof body === 'object') {
     const o = body as Record<string, unknown>;
-    const said = o.error_description ?? o.message ?? o.error;
+    // OAuth errors, plain { message } bodies, GraphQL { errors: [{ message }] }.
+    const graphqlErrors = Array.isArray(o.errors) ? (o.errors as { message?: unknown }[]) : [];
+    const said = o.error_description ?? o.message ?? o.error ?? graphqlErrors[0]?.message;
     if (typeof said === 'string') {
       text = said;
     }

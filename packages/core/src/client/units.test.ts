@@ -73,6 +73,10 @@ describe('query and URL helpers', () => {
     }
     expect(responseError(418, undefined).message).toBe('HTTP 418');
     expect(responseError(400, { message: 'bad thing' }).message).toBe('bad thing');
+    expect(responseError(400, { error: 'invalid_grant', error_description: 'Code expired' }).message).toBe(
+      'Code expired',
+    );
+    expect(responseError(400, { errors: [{ message: 'Syntax Error' }] }).message).toBe('Syntax Error');
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * The SDK's HearthClient against a real Hearth server (listening on a port, on its own database):
  * CRUD, history, versions, conditional create, patch, search and paging, batch and transaction,
- * binaries, caching, errors. When the server has sign-in (/auth/login), the client signs in as the
- * super admin first, and sign-in.test.ts covers the sign-in flows themselves.
+ * binaries, caching, errors, the get/post/put/patch/delete escape hatches. The client signs in as
+ * the super admin first; sign-in.test.ts covers the sign-in flows themselves.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,7 +16,7 @@ import {
   type Patient,
 } from '@hearth/core';
 import { createTestApp, type TestApp } from '../app.js';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig, hasSignIn } from './server.test-util.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig } from './server.test-util.js';
 
 let t: TestApp;
 let hearth: HearthClient;
@@ -25,9 +25,7 @@ const family = `Sdk${Date.now()}`;
 beforeAll(async () => {
   t = await createTestApp({ listen: true, config: authConfig() });
   hearth = new HearthClient({ baseUrl: t.baseUrl, storage: new MemoryStorage(), cacheTime: 0 });
-  if (await hasSignIn(t.baseUrl)) {
-    await hearth.signInWithPassword({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
-  }
+  await hearth.signInWithPassword({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
 });
 afterAll(async () => {
   await t?.close();
@@ -223,10 +221,7 @@ describe('HearthClient against a server: batch, transaction, binaries, cache', (
       },
     });
     let gets = 0;
-    const token = hearth.getAccessToken();
-    if (token) {
-      cached.setAccessToken(token);
-    }
+    cached.setAccessToken(hearth.getAccessToken() as string);
     const p = await cached.createResource<Patient>({ resourceType: 'Patient', name: [{ family }] });
     const reads = await Promise.all([1, 2, 3].map(() => cached.readResource('Patient', p.id as string)));
     expect(reads.every((r) => r.id === p.id)).toBe(true);
@@ -236,5 +231,75 @@ describe('HearthClient against a server: batch, transaction, binaries, cache', (
     expect(gets).toBe(1);
     await cached.updateResource({ ...p, gender: 'other' });
     expect((await cached.readResource('Patient', p.id as string)).gender).toBe('other');
+  });
+
+  it('keeps searches until a write of their type, and reads until the resource is written', async () => {
+    let gets = 0;
+    const cached = new HearthClient({
+      baseUrl: t.baseUrl,
+      storage: new MemoryStorage(),
+      cacheTime: 60_000,
+      fetch: (input, init) => {
+        gets += (init?.method ?? 'GET') === 'GET' ? 1 : 0;
+        return fetch(input, init);
+      },
+    });
+    cached.setAccessToken(hearth.getAccessToken() as string);
+    const tag = `cache-${Date.now()}`;
+    const query = { identifier: `https://sdk.test/cache|${tag}` };
+    expect(await cached.searchResources('Patient', query)).toHaveLength(0);
+    expect(await cached.searchResources('Patient', query)).toHaveLength(0);
+    expect(gets).toBe(1);
+    // Another client's write is not seen until the cache time ends or the cache is bypassed...
+    const other = await hearth.createResource<Patient>({
+      resourceType: 'Patient',
+      identifier: [{ system: 'https://sdk.test/cache', value: tag }],
+    });
+    expect(await cached.searchResources('Patient', query)).toHaveLength(0);
+    expect(await cached.searchResources('Patient', query, { cache: 'no-cache' })).toHaveLength(1);
+    // ...but this client's own write of the type forgets the searches of the type.
+    await cached.createResource<Patient>({
+      resourceType: 'Patient',
+      identifier: [{ system: 'https://sdk.test/cache', value: tag }],
+    });
+    expect(await cached.searchResources('Patient', query)).toHaveLength(2);
+    const before = gets;
+    await cached.readResource('Patient', other.id as string);
+    await cached.readResource('Patient', other.id as string);
+    expect(gets).toBe(before + 1);
+    await cached.patchResource('Patient', other.id as string, [{ op: 'add', path: '/active', value: false }]);
+    expect((await cached.readResource('Patient', other.id as string)).active).toBe(false);
+    await cached.deleteResource('Patient', other.id as string);
+    const gone = await cached.readResource('Patient', other.id as string).catch((e: unknown) => e);
+    expect(gone).toBeInstanceOf(OperationOutcomeError);
+  });
+});
+
+describe('HearthClient against a server: escape hatches and conditional update', () => {
+  it('calls any path with get, post, put, patch and delete', async () => {
+    const created = await hearth.post<Patient>('fhir/R4/Patient', { resourceType: 'Patient', name: [{ family }] });
+    expect(created.id).toBeTruthy();
+    const url = hearth.fhirUrl('Patient', created.id as string);
+    expect((await hearth.get<Patient>(url)).name?.[0].family).toBe(family);
+    const put = await hearth.put<Patient>(url, { ...created, gender: 'female' });
+    expect(put.gender).toBe('female');
+    const patched = await hearth.patch<Patient>(url, [{ op: 'replace', path: '/gender', value: 'male' }]);
+    expect(patched.gender).toBe('male');
+    await hearth.delete(url);
+    expect(await hearth.get(url).catch((e: unknown) => (e as OperationOutcomeError).status)).toBe(410);
+    // Platform paths resolve against the base URL.
+    const me = await hearth.get<{ profile: { resourceType: string } }>('auth/me');
+    expect(me.profile.resourceType).toBe('Practitioner');
+  });
+
+  it('creates or updates the one match of a conditional update (upsertResource)', async () => {
+    const value = `upsert-${Date.now()}`;
+    const query = { identifier: `https://sdk.test/upsert|${value}` };
+    const identifier = [{ system: 'https://sdk.test/upsert', value }];
+    const first = await hearth.upsertResource({ resourceType: 'Patient', identifier, gender: 'female' }, query);
+    const second = await hearth.upsertResource({ resourceType: 'Patient', identifier, gender: 'male' }, query);
+    expect(second.id).toBe(first.id);
+    expect(second.gender).toBe('male');
+    expect(second.meta?.versionId).not.toBe(first.meta?.versionId);
   });
 });
