@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { BenchClient } from './http.js';
 import { runLoad, median, type LoadResult, type Operation } from './load.js';
-import { startServer, type BenchServer } from './server.js';
+import { processCpuMs, startServer, type BenchServer } from './server.js';
 import { signIn } from './auth.js';
 import { coreScenarios } from './scenarios-core.js';
 import { searchScenarios } from './scenarios-search.js';
@@ -45,6 +45,8 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     only: { type: 'string', default: 'all' },
     scale: { type: 'string', default: '1' },
+    // Comma-separated parts of workload names: only those are measured (e.g. --filter create,update).
+    filter: { type: 'string', default: '' },
     email: { type: 'string', default: 'bench-admin@example.com' },
     password: { type: 'string', default: 'bench-Password-1234' },
   },
@@ -54,6 +56,45 @@ const seconds = Number(args.seconds);
 const runs = Number(args.runs);
 const concurrency = Number(args.concurrency);
 const scale = Number(args.scale);
+const filters = (args.filter as string)
+  .split(',')
+  .map((f) => f.trim().toLowerCase())
+  .filter(Boolean);
+/** The server the benchmark started, when it started one (its CPU time is read per run). */
+let server: BenchServer | undefined;
+/** Reads the CPU time of the database's server processes, when PostgreSQL runs on this machine. */
+let databaseCpu: DatabaseCpu | undefined;
+
+/**
+ * CPU time used so far by the PostgreSQL backends connected to the benchmark's database (from
+ * /proc, so only for a local PostgreSQL): the database's share of each operation's cost.
+ */
+class DatabaseCpu {
+  private constructor(private readonly client: pg.Client) {}
+
+  static async open(databaseUrl: string): Promise<DatabaseCpu | undefined> {
+    const host = new URL(databaseUrl).hostname;
+    if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) {
+      return undefined;
+    }
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    return new DatabaseCpu(client);
+  }
+
+  async ms(): Promise<number | undefined> {
+    const { rows } = await this.client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    // A backend that exits between the query and the read is skipped; none readable means no /proc access.
+    const times = rows.map(({ pid }) => processCpuMs(pid)).filter((ms): ms is number => ms !== undefined);
+    return rows.length > 0 && times.length === 0 ? undefined : times.reduce((a, b) => a + b, 0);
+  }
+
+  async close(): Promise<void> {
+    await this.client.end();
+  }
+}
 
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
@@ -63,19 +104,35 @@ function fmt(n: number, digits = 0): string {
   return Number.isFinite(n) ? n.toFixed(digits) : '-';
 }
 
-async function measure(s: Scenario): Promise<LoadResult & { runs: LoadResult[] }> {
+type Measured = LoadResult & { runs: LoadResult[]; cpuMsPerOp: number; dbCpuMsPerOp: number };
+
+async function measure(s: Scenario, measuresServer = true): Promise<Measured> {
   const results: LoadResult[] = [];
+  const cpuPerOp: number[] = [];
+  const dbCpuPerOp: number[] = [];
+  if (!s.measure) {
+    // One second of unmeasured load first (connections, JIT, caches), outside the CPU figures too.
+    await runLoad(s.name, s.op, { concurrency: s.concurrency ?? concurrency, seconds: 1, warmupSeconds: 0 });
+  }
   for (let r = 0; r < runs; r++) {
+    const cpuBefore = measuresServer ? server?.cpuMs() : undefined;
+    const dbBefore = await databaseCpu?.ms();
     const res = s.measure
       ? await s.measure(seconds)
-      : await runLoad(s.name, s.op, {
-          concurrency: s.concurrency ?? concurrency,
-          seconds,
-          warmupSeconds: r === 0 ? 1 : 0,
-        });
+      : await runLoad(s.name, s.op, { concurrency: s.concurrency ?? concurrency, seconds, warmupSeconds: 0 });
     results.push(res);
+    const cpuAfter = measuresServer ? server?.cpuMs() : undefined;
+    const dbAfter = await databaseCpu?.ms();
+    const dbCpu =
+      dbBefore !== undefined && dbAfter !== undefined && res.count > 0
+        ? Math.max(0, dbAfter - dbBefore) / res.count
+        : NaN;
+    dbCpuPerOp.push(dbCpu);
+    const cpu =
+      cpuBefore !== undefined && cpuAfter !== undefined && res.count > 0 ? (cpuAfter - cpuBefore) / res.count : NaN;
+    cpuPerOp.push(cpu);
     log(
-      `  ${s.name} run ${r + 1}: ${fmt(res.rate)} ${s.unit}, p50 ${fmt(res.p50, 1)} ms, p95 ${fmt(res.p95, 1)} ms, errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ''}`,
+      `  ${s.name} run ${r + 1}: ${fmt(res.rate)} ${s.unit}, p50 ${fmt(res.p50, 1)} ms, p95 ${fmt(res.p95, 1)} ms, server cpu ${fmt(cpu, 2)} ms/op, db cpu ${fmt(dbCpu, 2)} ms/op, errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ''}`,
     );
   }
   return {
@@ -89,6 +146,8 @@ async function measure(s: Scenario): Promise<LoadResult & { runs: LoadResult[] }
     p99: median(results.map((r) => r.p99)),
     firstError: results.find((r) => r.firstError)?.firstError,
     runs: results,
+    cpuMsPerOp: median(cpuPerOp),
+    dbCpuMsPerOp: median(dbCpuPerOp),
   };
 }
 
@@ -115,7 +174,6 @@ async function baseline(databaseUrl: string): Promise<Scenario & { cleanup(): Pr
 }
 
 async function main(): Promise<void> {
-  let server: BenchServer | undefined;
   let baseUrl = args['base-url'];
   if (!baseUrl) {
     log('starting server (embedded PostgreSQL unless DATABASE_URL is set)...');
@@ -129,13 +187,15 @@ async function main(): Promise<void> {
   try {
     client.headers = await signIn(baseUrl, args.email as string, args.password as string);
     const ctx: BenchContext = { client, concurrency, scale, log };
-    const rows: { s: Scenario; r: LoadResult }[] = [];
+    const rows: { s: Scenario; r: Measured }[] = [];
     let baselineRate = NaN;
     const databaseUrl = server?.databaseUrl ?? process.env.DATABASE_URL;
     if (databaseUrl) {
+      databaseCpu = await DatabaseCpu.open(databaseUrl);
       log('measuring raw-SQL baseline...');
       const b = await baseline(databaseUrl);
-      const r = await measure(b);
+      const r = await measure(b, false);
+      // The baseline's own connections are the only ones it measures: its figure is the DB cost of one INSERT.
       baselineRate = r.rate;
       rows.push({ s: b, r });
       await b.cleanup();
@@ -155,6 +215,9 @@ async function main(): Promise<void> {
     }
     for (const group of groups) {
       for (const s of await group()) {
+        if (filters.length > 0 && !filters.some((f) => s.name.toLowerCase().includes(f))) {
+          continue;
+        }
         await s.setup?.();
         log(`measuring ${s.name}...`);
         const r = await measure(s);
@@ -166,18 +229,31 @@ async function main(): Promise<void> {
     report(rows, baselineRate, peak);
   } finally {
     await client.close();
+    await databaseCpu?.close();
     await server?.stop();
   }
 }
 
-function report(rows: { s: Scenario; r: LoadResult }[], baselineRate: number, peakMb: number | undefined): void {
+function report(rows: { s: Scenario; r: Measured }[], baselineRate: number, peakMb: number | undefined): void {
   const lines: string[] = [];
   lines.push('');
   lines.push(
     `Hearth benchmark: concurrency ${concurrency}, ${runs} runs of ${seconds} s each, medians; ratio = rate / raw-SQL INSERT rate`,
   );
   lines.push('');
-  const header = ['workload', 'rate', 'unit', 'p50 ms', 'p95 ms', 'p99 ms', 'ratio', 'errors', 'target'];
+  const header = [
+    'workload',
+    'rate',
+    'unit',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'ratio',
+    'srv cpu ms/op',
+    'db cpu ms/op',
+    'errors',
+    'target',
+  ];
   const table = rows.map(({ s, r }) => [
     s.name,
     fmt(r.rate),
@@ -186,6 +262,8 @@ function report(rows: { s: Scenario; r: LoadResult }[], baselineRate: number, pe
     fmt(r.p95, 1),
     fmt(r.p99, 1),
     Number.isFinite(baselineRate) ? fmt(r.rate / baselineRate, 3) : '-',
+    fmt(r.cpuMsPerOp, 2),
+    fmt(r.dbCpuMsPerOp, 2),
     String(r.errors),
     s.target ?? '',
   ]);

@@ -10,7 +10,24 @@ export interface BenchServer {
   pid: number;
   /** Peak resident memory of the server process so far (VmHWM), in MB. */
   peakMemoryMb(): number | undefined;
+  /** CPU time the server process has used so far (user + system), in ms: a figure the machine's other load barely moves. */
+  cpuMs(): number | undefined;
   stop(): Promise<void>;
+}
+
+/** USER_HZ: 100 on every Linux the benchmark runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc; undefined where that cannot be read. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    // Fields 14 and 15 of /proc/PID/stat (counted after the parenthesised name) are utime and stime, in clock ticks.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function freePort(): Promise<number> {
@@ -25,6 +42,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Node flags for the server process, e.g. HEARTH_BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'. */
+function serverNodeArgs(): string[] {
+  return (process.env.HEARTH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+}
+
 /**
  * Starts the built server (apps/server/dist/main.js) as its own process, on a fresh embedded
  * PostgreSQL under .hearth-bench/ unless DATABASE_URL is set.
@@ -32,28 +54,33 @@ export async function freePort(): Promise<number> {
 export async function startServer(admin: { email: string; password: string }): Promise<BenchServer> {
   const port = await freePort();
   const pgPort = await freePort();
-  const dataDir = resolve('.hearth-bench');
+  // Overridable so that two benchmarks on one machine do not wipe each other's data directory.
+  const dataDir = resolve(process.env.HEARTH_BENCH_DATA_DIR || '.hearth-bench');
   rmSync(dataDir, { recursive: true, force: true });
   const databaseUrl = process.env.DATABASE_URL || `postgres://postgres:postgres@127.0.0.1:${pgPort}/hearth`;
-  const child: ChildProcess = spawn(process.execPath, ['apps/server/dist/main.js'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HEARTH_BASE_URL: `http://127.0.0.1:${port}/`,
-      HEARTH_DATA_DIR: dataDir,
-      HEARTH_EMBEDDED_PG_PORT: String(pgPort),
-      HEARTH_LOG_LEVEL: 'warn',
-      HEARTH_ADMIN_EMAIL: admin.email,
-      HEARTH_ADMIN_PASSWORD: admin.password,
-      // A benchmark is one user sending far more than production limits allow (0 disables).
-      HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
-      HEARTH_RATE_LIMIT_IP_REQUESTS_PER_MINUTE: '0',
-      HEARTH_RATE_LIMIT_AUTH_REQUESTS_PER_MINUTE: '0',
-      // The automation workloads' rest-hooks call a receiver in the bench process.
-      HEARTH_OUTBOUND_ALLOW_LIST: '127.0.0.1',
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...serverNodeArgs(), process.env.HEARTH_BENCH_SERVER || 'apps/server/dist/main.js'],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HEARTH_BASE_URL: `http://127.0.0.1:${port}/`,
+        HEARTH_DATA_DIR: dataDir,
+        HEARTH_EMBEDDED_PG_PORT: String(pgPort),
+        HEARTH_LOG_LEVEL: 'warn',
+        HEARTH_ADMIN_EMAIL: admin.email,
+        HEARTH_ADMIN_PASSWORD: admin.password,
+        // A benchmark is one user sending far more than production limits allow (0 disables).
+        HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+        HEARTH_RATE_LIMIT_IP_REQUESTS_PER_MINUTE: '0',
+        HEARTH_RATE_LIMIT_AUTH_REQUESTS_PER_MINUTE: '0',
+        // The automation workloads' rest-hooks call a receiver in the bench process.
+        HEARTH_OUTBOUND_ALLOW_LIST: '127.0.0.1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
@@ -90,6 +117,9 @@ export async function startServer(admin: { email: string; password: string }): P
       } catch {
         return undefined;
       }
+    },
+    cpuMs() {
+      return processCpuMs(pid);
     },
     async stop() {
       if (child.exitCode !== null) {

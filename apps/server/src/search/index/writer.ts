@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { PoolClient } from '../../platform/postgres.js';
 import { KINDS, TABLES, type RowSet } from './rows.js';
 
@@ -40,8 +41,11 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
     );
     for (const kind of KINDS) {
       const table = TABLES[kind].table;
+      // `resource_type || ''` keeps the planner on the (resource_id, code) index: with a bare
+      // resource_type test it may AND in the (resource_type, code, ...) index, which reads every
+      // row of the type (measured: 25 ms instead of 0.3 ms per updated Patient, 13 ms of DB CPU).
       parts.push(`del_${kind} AS (DELETE FROM ${table} t USING unnest(${types}, ${ids}, ${projects}) AS d(resource_type, id, project_id)
-        WHERE t.resource_id = d.id AND t.resource_type = d.resource_type AND t.project_id = d.project_id)`);
+        WHERE t.resource_id = d.id AND t.resource_type || '' = d.resource_type AND t.project_id = d.project_id)`);
       // The rows of the resources it contained.
       parts.push(`delc_${kind} AS (DELETE FROM ${table} t USING unnest(${ids}, ${projects}) AS d(id, project_id)
         WHERE t.owner_id = d.id AND t.project_id = d.project_id)`);
@@ -116,5 +120,20 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
     );
   }
   if (parts.length === 0) return;
-  await client.query(`WITH ${parts.join(',\n')} SELECT 1`, params);
+  const text = `WITH ${parts.join(',\n')} SELECT 1`;
+  // Named, so each connection plans a shape once: planning this many CTEs cost more than running
+  // them (15 ms against 1.3 ms for one updated Patient). Shapes are few: which kinds have rows.
+  await client.query({ name: statementName(text), text, values: params });
+}
+
+const statementNames = new Map<string, string>();
+
+/** A prepared-statement name for a statement text (a short hash; the map keeps it cheap to find). */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `hearth_index_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    if (statementNames.size < 1000) statementNames.set(text, name);
+  }
+  return name;
 }
