@@ -113,11 +113,24 @@ export async function countMatches(db: Queryable, ctx: QueryContext, search: Com
   return (await db.query<{ n: number }>(q.text, q.values)).rows[0].n;
 }
 
-/** _total=estimate: the planner's estimate, or the exact count when it is small (under 1,000). */
+/** Below this planner estimate, _total=estimate counts (boundedly) instead: small estimates are often far off. */
+const EXACT_BELOW = 1000;
+
+/**
+ * _total=estimate: the planner's estimate; when that is small, a count that stops after
+ * EXACT_BELOW matches (exact when there are fewer, else the larger of the two). Never an
+ * unbounded COUNT.
+ */
 export async function estimateMatches(db: Queryable, ctx: QueryContext, search: CompiledSearch): Promise<number> {
-  const sql = `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${search.from} r WHERE ${search.where.join(' AND ')}`;
-  const q = finalize(sql, ctx.params);
-  const result = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(q.text, q.values);
+  const where = search.where.join(' AND ');
+  const plan = finalize(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${search.from} r WHERE ${where}`, ctx.params);
+  const result = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(plan.text, plan.values);
   const estimate = Math.round(result.rows[0]['QUERY PLAN'][0].Plan['Plan Rows']);
-  return estimate < 1000 ? countMatches(db, ctx, search) : estimate;
+  if (estimate >= EXACT_BELOW) return estimate;
+  const bounded = finalize(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${search.from} r WHERE ${where} LIMIT ${EXACT_BELOW}) m`,
+    ctx.params,
+  );
+  const n = (await db.query<{ n: number }>(bounded.text, bounded.values)).rows[0].n;
+  return n < EXACT_BELOW ? n : Math.max(n, estimate);
 }

@@ -107,6 +107,35 @@ describe('_filter', () => {
     expect(await find(f('subject[gender eq male] pr true', 'Observation'))).toEqual(['o-carl']);
     expect(await find(f('subject[gender eq male] pr false', 'Observation'))).toEqual(['o-ann']);
   });
+  it('date sa / eb, re on references, quantities with gt / lt / ge and units', async () => {
+    const annId = [...byId].find(([, n]) => n === 'ann')![0];
+    expect(await find(f(`subject re Patient/${annId}`, 'Observation'))).toEqual(['o-ann']);
+    expect(await find(f('date sa 2020-06-01', 'Observation'))).toEqual(['o-carl']);
+    expect(await find(f('date eb 2020-06-01', 'Observation'))).toEqual(['o-ann']);
+    const meta = { tag: [{ system: 'http://test', code: 'filter-quantity' }] };
+    const quantities: [string, { value: number; code: string }][] = [
+      ['q5mg', { value: 5, code: 'mg' }],
+      ['q12mg', { value: 12, code: 'mg' }],
+      ['q0.011g', { value: 0.011, code: 'g' }],
+    ];
+    const made = await createAll(
+      t,
+      quantities.map(([, q]) => ({
+        resourceType: 'Observation',
+        status: 'final',
+        code: { text: 'dose' },
+        meta,
+        valueQuantity: { ...q, unit: q.code, system: 'http://unitsofmeasure.org' },
+      })),
+    );
+    made.forEach((m, i) => byId.set(m.id, quantities[i][0]));
+    const q = (expr: string) => f(`_tag eq http://test|filter-quantity and (${expr})`, 'Observation');
+    expect(await find(q('value-quantity gt 10'))).toEqual(['q12mg']);
+    expect(await find(q('value-quantity lt 6'))).toEqual(['q0.011g', 'q5mg']);
+    // 0.011 g is 11 mg: compared in a common unit.
+    expect(await find(q('value-quantity ge 10|http://unitsofmeasure.org|mg'))).toEqual(['q0.011g', 'q12mg']);
+    expect(await find(q('value-quantity le 0.006|http://unitsofmeasure.org|g'))).toEqual(['q5mg']);
+  });
   it('answers 400 to syntax errors and unknown parameters', async () => {
     expect((await status(t, f('family eq'))).status).toBe(400);
     expect((await status(t, f('(family eq x'))).status).toBe(400);
@@ -120,7 +149,11 @@ describe(':in and :not-in', () => {
   it('expands the value set through the terminology module', async () => {
     // More in terminology.test.ts.
     expect(await find('Observation?code:in=http://example.org/fhir/ValueSet/code-one')).toEqual(['o-ann']);
-    expect(await find('Observation?code:not-in=http://example.org/fhir/ValueSet/code-one')).toEqual(['o-carl']);
+    expect(
+      await find(
+        'Observation?code:not-in=http://example.org/fhir/ValueSet/code-one&_tag:not=http://test|filter-quantity',
+      ),
+    ).toEqual(['o-carl']);
     expect(await find(f('code in http://example.org/fhir/ValueSet/code-one', 'Observation'))).toEqual(['o-ann']);
   });
 });
