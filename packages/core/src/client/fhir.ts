@@ -66,10 +66,13 @@ export class FhirClient extends AuthClient {
     resource: T,
     query: string,
     options?: RequestOptions,
-  ): Promise<T> {
+  ): Promise<WrittenResource<T>> {
     const type = requireType(resource);
     const headers = { ...options?.headers, 'If-None-Exist': query.replace(/^[^?]*\?/, '') };
-    const result = await this.post<T>(this.fhirUrl(type), resource, undefined, { ...options, headers });
+    const result = await this.post<WrittenResource<T>>(this.fhirUrl(type), resource, undefined, {
+      ...options,
+      headers,
+    });
     this.remember(result);
     return result;
   }

@@ -231,6 +231,8 @@ export interface CreateClientApplicationRequest {
   readonly name: string;
   readonly description?: string;
   readonly redirectUri?: string;
+  /** Where the client publishes the keys of its client_assertion JWTs. */
+  readonly jwksUri?: string;
   readonly accessPolicy?: Reference;
 }
 
