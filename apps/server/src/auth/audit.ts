@@ -4,6 +4,8 @@ export interface LoginAuditInput {
   outcome: 'success' | 'failure';
   /** The user when known, else only the email tried. */
   userId?: string;
+  /** A client application signing in as itself (client credentials). */
+  clientId?: string;
   email?: string;
   projectId?: string;
   remoteAddress?: string;
@@ -14,8 +16,9 @@ export interface LoginAuditInput {
 
 /**
  * Records a sign-in attempt as an AuditEvent (hl7.org/fhir/R4/auditevent.html; DICOM 110114
- * User Authentication, subtype 110122 Login). Stored in the project signed into, or the super
- * admin project for failures. A failure to record never fails the sign-in itself.
+ * User Authentication, subtype 110122 Login). Stored in the project signed into when it is known
+ * (client credentials), else in the super admin project. A failure to record never fails the
+ * sign-in itself.
  */
 export async function auditLogin(deps: AuthDeps, input: LoginAuditInput): Promise<void> {
   const event = {
@@ -30,10 +33,12 @@ export async function auditLogin(deps: AuthDeps, input: LoginAuditInput): Promis
       {
         who: input.userId
           ? { reference: `User/${input.userId}`, display: input.email }
-          : { display: input.email ?? 'unknown' },
+          : input.clientId
+            ? { reference: `ClientApplication/${input.clientId}`, display: input.email }
+            : { display: input.email ?? 'unknown' },
         requestor: true,
         ...(input.remoteAddress
-          ? { network: { address: input.remoteAddress, type: input.remoteAddress.includes(':') ? '2' : '2' } }
+          ? { network: { address: input.remoteAddress, type: '2' } } // 2: an IP address
           : {}),
       },
     ],

@@ -150,7 +150,11 @@ async function verifyClientAssertion(
     if (!payload.exp) {
       oauthFail('invalid_client', 'client_assertion must expire (exp)');
     }
-    if (payload.jti && !(await rememberJti(deps, clientId, payload.jti, payload.exp))) {
+    // SMART Backend Services require a jti, which is what makes a replayed assertion detectable.
+    if (!payload.jti) {
+      oauthFail('invalid_client', 'client_assertion must have a jti');
+    }
+    if (!(await rememberJti(deps, clientId, payload.jti, payload.exp))) {
       oauthFail('invalid_client', 'client_assertion was already used (jti)');
     }
   } catch (err) {

@@ -204,6 +204,13 @@ describe('TOTP second factor', () => {
       token: authenticator.generate(secret),
     });
     expect(late.statusCode).toBe(400);
+    // Each wrong code is a failed sign-in in the audit trail; the fifth revoked the sign-in.
+    const audits = await t.pool.query<{ content: string }>(
+      `SELECT content FROM "AuditEvent" WHERE content LIKE '%"display":"mfa"%' AND content LIKE '%mfa.user@example.com%'`,
+    );
+    const reasons = audits.rows.map((r) => JSON.parse(r.content).outcomeDesc as string);
+    expect(reasons.length).toBe(5);
+    expect(reasons.filter((r) => r.includes('revoked')).length).toBe(1);
   });
 
   it('a project can require a second factor of its members', async () => {

@@ -64,6 +64,31 @@ describe('sign-in flow', () => {
     expect(audits.rowCount).toBeGreaterThan(0);
   });
 
+  it('records a successful sign-in as an AuditEvent of the user, with the client address', async () => {
+    const pkce = pkcePair();
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      headers: { 'x-forwarded-for': '192.0.2.77' },
+      payload: {
+        email: t.testProject.email,
+        password: t.testProject.password,
+        codeChallenge: pkce.challenge,
+        codeChallengeMethod: 'S256',
+      },
+    });
+    expect(login.json().code).toBeTruthy();
+    const audits = await t.pool.query<{ content: string }>(
+      `SELECT content FROM "AuditEvent" WHERE content LIKE '%"outcome":"0"%' AND content LIKE $1`,
+      [`%User/${t.testProject.user.id}%192.0.2.77%`],
+    );
+    expect(audits.rowCount).toBe(1);
+    const event = JSON.parse(audits.rows[0].content);
+    expect(event.type.code).toBe('110114');
+    expect(event.subtype[0].code).toBe('110122');
+    expect(event.agent[0].network.address).toBe('192.0.2.77');
+  });
+
   it('serves /auth/me for the token', async () => {
     const res = await t.app.inject({ url: '/auth/me', headers: t.authHeaders });
     expect(res.statusCode).toBe(200);

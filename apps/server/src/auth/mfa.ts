@@ -3,6 +3,7 @@ import { badRequest, fail } from '@hearth/core';
 import type { AuthDeps } from './deps.js';
 import type { Login, Project, User } from './types.js';
 import { hitCounter } from './counters.js';
+import { auditLogin } from './audit.js';
 import type { LoginResponse } from './login-flow.js';
 
 /** TOTP (RFC 6238): 30-second steps, one step of clock drift either way. */
@@ -73,6 +74,15 @@ export function assertTotp(secret: string | undefined, token: unknown): void {
 export async function verifyLoginTotp(deps: AuthDeps, login: Login, user: User, token: unknown): Promise<Login> {
   if (!verifyTotp(user.mfaSecret, token)) {
     const { count } = await hitCounter(deps.pool, `mfa-fail:${login.id}`, 15 * 60 * 1000);
+    await auditLogin(deps, {
+      outcome: 'failure',
+      userId: user.id,
+      email: user.email,
+      method: 'mfa',
+      reason: count >= 5 ? 'wrong second factor: sign-in revoked' : 'wrong second factor',
+      remoteAddress: login.remoteAddress,
+      userAgent: login.userAgent,
+    });
     if (count >= 5) {
       await deps.systemRepo().updateResource({ ...login, revoked: true });
       fail(badRequest('Too many wrong MFA codes: sign in again', 'token'));

@@ -244,6 +244,17 @@ describe('client credentials', () => {
     expect(wrong.json().error).toBe('invalid_client');
     const none = await t.app.inject(form({ grant_type: 'client_credentials', client_id: client.id as string }));
     expect(none.statusCode).toBe(401);
+    // Both outcomes are in the audit trail: the failure with the client named, the success in its project.
+    const audits = await t.pool.query<{ content: string; project_id: string }>(
+      `SELECT content, project_id FROM "AuditEvent" WHERE content LIKE $1`,
+      [`%${client.id}%`],
+    );
+    const events = audits.rows.map((r) => ({ ...JSON.parse(r.content), project: r.project_id }));
+    const failure = events.find((e) => e.outcome === '4');
+    expect(failure?.outcomeDesc).toBe('Invalid client secret');
+    const success = events.find((e) => e.outcome === '0');
+    expect(success?.agent[0].who.reference).toBe(`ClientApplication/${client.id}`);
+    expect(success?.project).toBe(t.testProject.projectId);
   });
 
   it('with a private_key_jwt assertion (keys from the client jwksUri); replays are refused', async () => {
@@ -281,6 +292,20 @@ describe('client credentials', () => {
       }),
     );
     expect(wrongAud.statusCode).toBe(401);
+    // Without a jti a replay could not be told apart: refused.
+    const noJti = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES384', kid: 'k1' })
+      .setIssuer(client.id as string)
+      .setSubject(client.id as string)
+      .setAudience(`${t.config.baseUrl}oauth2/token`)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
+    const noJtiRes = await t.app.inject(
+      form({ grant_type: 'client_credentials', client_assertion_type: type, client_assertion: noJti }),
+    );
+    expect(noJtiRes.statusCode).toBe(401);
+    expect(noJtiRes.json().error_description).toContain('jti');
     const other = await generateKeyPair('ES384');
     const forged = await new SignJWT({})
       .setProtectedHeader({ alg: 'ES384', kid: 'k1' })

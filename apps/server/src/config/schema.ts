@@ -214,7 +214,7 @@ export const configSchema = {
     'HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE',
     'integer',
     6000,
-    'Requests per minute per signed-in user (and per client IP for anonymous calls); 0 disables. A project can lower it with the setting rateLimitRequestsPerMinute.',
+    'Requests per minute per signed-in user; 0 disables. Per project: the systemSetting rateLimitRequestsPerMinute (super admins) replaces it, the setting of that name (project admins) may only lower it. Anonymous calls count against the per-IP limit.',
   ),
   rateLimitIpRequestsPerMinute: key(
     'HEARTH_RATE_LIMIT_IP_REQUESTS_PER_MINUTE',

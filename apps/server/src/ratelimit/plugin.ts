@@ -20,12 +20,21 @@ export interface RateLimitOptions {
   authenticator: Authenticator;
 }
 
-function projectLimit(
-  setting: { name: string; valueInteger?: number; valueDecimal?: number }[] | undefined,
-): number | undefined {
+type Settings = { name: string; valueInteger?: number; valueDecimal?: number }[] | undefined;
+
+function settingLimit(setting: Settings): number | undefined {
   const s = setting?.find((x) => x.name === 'rateLimitRequestsPerMinute');
   const n = s?.valueInteger ?? s?.valueDecimal;
   return typeof n === 'number' && n > 0 ? Math.floor(n) : undefined;
+}
+
+/**
+ * A member's per-minute limit: the server's, or the project's `systemSetting` (super admins set
+ * it, to raise or lower a project's allowance); the project's own `setting` may only lower that.
+ */
+export function userLimit(serverLimit: number, project: { setting?: Settings; systemSetting?: Settings }): number {
+  const base = settingLimit(project.systemSetting) ?? serverLimit;
+  return Math.min(base, settingLimit(project.setting) ?? Infinity);
 }
 
 function headers(reply: FastifyReply, d: LimitDecision): void {
@@ -80,7 +89,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
         ? await options.authenticator.authenticate(request).catch(() => undefined)
         : undefined;
       if (caller) {
-        const limit = Math.min(config.rateLimitRequestsPerMinute, projectLimit(caller.project.setting) ?? Infinity);
+        const limit = userLimit(config.rateLimitRequestsPerMinute, caller.project);
         decisions.push(await limiter.hit(`user:${caller.user.resourceType}/${caller.user.id}`, limit));
       }
     }

@@ -61,6 +61,69 @@ describe('per-user limit', () => {
       await other.close();
     }
   });
+
+  it("a super admin's project systemSetting raises it; the project's own setting cannot", async () => {
+    await freshWindow();
+    const other = await createTestApp({ db: t.db, config: { rateLimitRequestsPerMinute: 3 } });
+    try {
+      // Read and written by the system, so that only the requests under test count.
+      const setLimits = async (fields: Record<string, unknown>) => {
+        const repo = other.services.systemRepo(other.testProject.projectId);
+        const { resource: project } = await repo.readResource('Project', other.testProject.projectId);
+        await repo.updateResource({ ...project, ...fields });
+      };
+      // A project admin asking for more through setting still gets the server's 3.
+      await setLimits({ setting: [{ name: 'rateLimitRequestsPerMinute', valueInteger: 50 }] });
+      const own: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        own.push((await me(other, '203.0.113.20')).statusCode);
+      }
+      expect(own.slice(0, 3)).toEqual([200, 200, 200]);
+      expect(own.slice(3)).toEqual([429, 429]);
+      // The super admin's systemSetting lifts this project to 50 (another window: a fresh count).
+      await setLimits({ systemSetting: [{ name: 'rateLimitRequestsPerMinute', valueInteger: 50 }] });
+      const raised = await me(other, '203.0.113.20');
+      expect(raised.headers['ratelimit-limit']).toBe('50');
+      // A project admin cannot raise it further: systemSetting is read-only to them.
+      const project = (
+        await other.app.inject({ url: `/fhir/R4/Project/${other.testProject.projectId}`, headers: other.authHeaders })
+      ).json();
+      const put = await other.app.inject({
+        method: 'PUT',
+        url: `/fhir/R4/Project/${project.id}`,
+        headers: { ...other.authHeaders, 'content-type': 'application/fhir+json' },
+        payload: { ...project, systemSetting: [{ name: 'rateLimitRequestsPerMinute', valueInteger: 100000 }] },
+      });
+      expect(put.json().systemSetting).toEqual([{ name: 'rateLimitRequestsPerMinute', valueInteger: 50 }]);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('per-IP limit', () => {
+  it('counts every request from one address, anonymous or signed in', async () => {
+    await freshWindow();
+    const t = await createTestApp({ config: { rateLimitIpRequestsPerMinute: 4, rateLimitRequestsPerMinute: 0 } });
+    try {
+      const ip = '198.51.100.40';
+      const anonymous = () => t.app.inject({ url: '/fhir/R4/metadata', headers: { 'x-forwarded-for': ip } });
+      expect((await anonymous()).statusCode).toBe(200);
+      expect((await anonymous()).statusCode).toBe(200);
+      expect((await me(t, ip)).statusCode).toBe(200);
+      expect((await me(t, ip)).statusCode).toBe(200);
+      const over = await anonymous();
+      expect(over.statusCode).toBe(429);
+      expect(over.json().resourceType).toBe('OperationOutcome');
+      expect(over.headers['ratelimit-limit']).toBe('4');
+      expect(over.headers['retry-after']).toBeTruthy();
+      expect((await me(t, ip)).statusCode).toBe(429);
+      // Another address has its own allowance.
+      expect((await me(t, '198.51.100.41')).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe('sign-in limit', () => {

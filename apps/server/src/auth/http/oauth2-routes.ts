@@ -2,16 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, forbiddenWith, fail } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { assertAdminScope } from '../../admin/access.js';
-import { authenticateClient } from '../clients.js';
+import { authenticateClient, parseBasicAuth } from '../clients.js';
 import { authorizationCodeGrant, clientCredentialsGrant, refreshTokenGrant } from '../grants.js';
-import { oauthFail } from '../oauth-error.js';
+import { OAuthError, oauthFail } from '../oauth-error.js';
+import { auditLogin } from '../audit.js';
 import { hasScope } from '../access/scopes.js';
 import { createClient } from '../projects.js';
 import { readByReference } from '../store.js';
 import { REFRESH_TOKEN_TYP, type RefreshClaims } from '../tokens.js';
 import { tokenExchangeGrant } from '../external-idp.js';
 import type { Login, User } from '../types.js';
-import { objectBody, sendNoStore } from './common.js';
+import { objectBody, requestInfo, sendNoStore } from './common.js';
 import { endSession, endSessionFields } from './end-session.js';
 
 type Form = Record<string, string | undefined>;
@@ -35,13 +36,38 @@ function tokenEndpointOf(auth: AuthModule, request: FastifyRequest): string {
   return auth.deps.config.baseUrl + path;
 }
 
+/** The client a token request claims to be (for the audit trail of a failed client sign-in). */
+function clientNamed(form: Form, authorization: string | undefined): string {
+  const named = parseBasicAuth(authorization)?.id ?? form.client_id;
+  if (named) {
+    return `client ${named.slice(0, 100)}`;
+  }
+  return form.client_assertion ? 'client assertion' : 'unknown client';
+}
+
 /** The OAuth 2.0 and OpenID Connect endpoints under /oauth2. */
 export async function oauth2Routes(app: FastifyInstance, auth: AuthModule): Promise<void> {
   const deps = auth.deps;
 
   app.post('/oauth2/token', async (request, reply) => {
     const form = formOf(request);
-    const client = await authenticateClient(deps, form, request.headers.authorization, tokenEndpointOf(auth, request));
+    const info = requestInfo(request);
+    let client;
+    try {
+      client = await authenticateClient(deps, form, request.headers.authorization, tokenEndpointOf(auth, request));
+    } catch (err) {
+      // A wrong client secret or assertion is a failed sign-in of that client.
+      if (err instanceof OAuthError && err.code === 'invalid_client') {
+        await auditLogin(deps, {
+          outcome: 'failure',
+          email: clientNamed(form, request.headers.authorization),
+          method: 'client',
+          reason: err.description,
+          ...info,
+        });
+      }
+      throw err;
+    }
     let tokens;
     switch (form.grant_type) {
       case 'authorization_code':
@@ -52,6 +78,14 @@ export async function oauth2Routes(app: FastifyInstance, auth: AuthModule): Prom
         break;
       case 'client_credentials':
         tokens = await clientCredentialsGrant(deps, form, client, request.ip);
+        await auditLogin(deps, {
+          outcome: 'success',
+          clientId: client?.client.id,
+          email: client?.client.name,
+          projectId: tokens.project.reference?.replace(/^Project\//, ''),
+          method: client?.method ?? 'client',
+          ...info,
+        });
         break;
       case 'urn:ietf:params:oauth:grant-type:token-exchange':
         tokens = await tokenExchangeGrant(deps, form, client, request.ip);
