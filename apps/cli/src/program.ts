@@ -5,6 +5,7 @@ import { registerAuthCommands } from './commands/auth.js';
 import { registerBotCommands } from './commands/bot.js';
 import { registerExportCommand } from './commands/export.js';
 import { registerImportCommand } from './commands/import.js';
+import { registerProfileCommands } from './commands/profile.js';
 import { registerProjectCommands } from './commands/project.js';
 import { registerRestCommands } from './commands/rest.js';
 
@@ -30,5 +31,6 @@ export function createProgram(): Command {
   registerExportCommand(program);
   registerBotCommands(program);
   registerProjectCommands(program);
+  registerProfileCommands(program);
   return program;
 }

@@ -24,6 +24,7 @@ interface LoginOptions extends GlobalOptions {
   clientSecret?: string;
   email?: string;
   password?: string;
+  mfaCode?: string;
   project?: string;
   port: string;
   redirectUri?: string;
@@ -47,6 +48,10 @@ export function registerAuthCommands(program: Command): void {
     .option('--client-secret <secret>', 'client credentials: the client secret (env HEARTH_CLIENT_SECRET)')
     .option('--email <email>', 'email and password sign-in (for scripts)')
     .option('--password <password>', 'the password (env HEARTH_PASSWORD; asked for on a terminal)')
+    .option(
+      '--mfa-code <code>',
+      'the authenticator (TOTP) code, when the account has a second factor (env HEARTH_MFA_CODE)',
+    )
     .option('--project <id>', 'the project to sign in to, when the user has several')
     .option('--port <port>', 'browser sign-in: the callback port', String(DEFAULT_CALLBACK_PORT))
     .option('--redirect-uri <uri>', 'browser sign-in: the callback URI (default http://127.0.0.1:<port>/callback)')
@@ -157,8 +162,37 @@ async function passwordSignIn(hearth: CliClient, profile: Profile, options: Logi
         profile.memberships = memberships.map((m) => ({ id: m.id as string, project: m.project, profile: m.profile }));
         return chooseMembership(memberships, options.project);
       },
+      getMfaCode: ({ enroll, enrollQrCode }) =>
+        secondFactor(options.mfaCode ?? process.env.HEARTH_MFA_CODE, enroll, enrollQrCode),
     },
   );
+}
+
+/**
+ * The TOTP code of a sign-in: the one given, else asked for on a terminal. An account that must
+ * enrol first is shown its key (an otpauth:// URI for an authenticator app; the same on each try).
+ */
+async function secondFactor(
+  given: string | undefined,
+  enroll: boolean,
+  enrollQrCode: string | undefined,
+): Promise<string> {
+  if (enroll && !given) {
+    const key = `Add this key to an authenticator app (it is the same on every attempt):\n  ${enrollQrCode ?? ''}`;
+    if (!isInteractive()) {
+      throw new CliError(`This account must set up a second factor. ${key}\nthen sign in again with --mfa-code <code>`);
+    }
+    info(key);
+  }
+  if (given) {
+    return given.trim();
+  }
+  if (!isInteractive()) {
+    throw new CliError(
+      'This account has a second factor: pass the authenticator code with --mfa-code or HEARTH_MFA_CODE',
+    );
+  }
+  return ask('Authenticator code: ');
 }
 
 /** Which membership to sign in with: the one of --project, else the user's choice on a terminal. */
