@@ -206,11 +206,20 @@ describe('hostile bots fail alone; the server keeps serving', () => {
     expect(receiverHits).toBe(0);
   });
 
-  it('many hostile runs at once still leave the server responsive', async () => {
+  it('many hostile runs at once still leave the server, and other bots, responsive', async () => {
     const loop = await createBot(t);
     await deploy(t, loop.id, 'export async function handler() { for (;;) {} }', 'loop.js');
+    const fine = await createBot(t);
+    await deploy(t, fine.id, `export async function handler() { return 'still fine'; }`, 'fine.js');
     const runs = Array.from({ length: 6 }, () => post(t, `fhir/R4/Bot/${loop.id}/$execute`, {}));
     await servesWhile(Promise.all(runs), loop.id);
+    // Other bots still run meanwhile: the hostile ones hold only their own isolates.
+    let loopsOver = false;
+    void Promise.all(runs).then(() => (loopsOver = true));
+    const other = await post(t, `fhir/R4/Bot/${fine.id}/$execute`, {});
+    expect(other.status).toBe(200);
+    expect(other.text).toBe('still fine');
+    expect(loopsOver).toBe(false);
     const results = await Promise.all(runs);
     expect(results.every((r) => r.status === 400)).toBe(true);
     await healthy();
