@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { pkcePair, signIn } from '../test/auth.js';
+import { createTestProject, pkcePair, signIn } from '../test/auth.js';
 
 let t: TestApp;
 
@@ -25,6 +25,34 @@ describe('first start', () => {
     expect(me.statusCode).toBe(200);
     expect(me.json().project.superAdmin).toBe(true);
     expect(me.json().user.passwordHash).toBeUndefined();
+  });
+});
+
+describe('first start without a configured password', () => {
+  it('generates one, prints how to sign in, and the super admin signs in with it', async () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    let fresh: TestApp | undefined;
+    try {
+      fresh = await createTestApp({ config: { adminPassword: '' } });
+    } finally {
+      spy.mockRestore();
+    }
+    try {
+      const generated = fresh.services.auth.bootstrap.generatedPassword as string;
+      expect(generated.length).toBeGreaterThanOrEqual(16);
+      const printed = written.join('');
+      expect(printed).toContain(fresh.config.adminEmail);
+      expect(printed).toContain(generated);
+      expect(printed).toContain(`Default client id: ${fresh.services.auth.bootstrap.defaultClientId}`);
+      const tokens = await signIn(fresh.app, fresh.config.adminEmail, generated);
+      expect(tokens.project.reference).toBe(`Project/${fresh.services.superAdminProjectId}`);
+    } finally {
+      await fresh.close();
+    }
   });
 });
 
@@ -180,6 +208,28 @@ describe('PKCE', () => {
     expect(me.statusCode).toBe(401);
   });
 
+  it('refuses an unknown method, a short S256 challenge and a wrong plain verifier', async () => {
+    const login = (codeChallenge: string, codeChallengeMethod: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { email: t.testProject.email, password: t.testProject.password, codeChallenge, codeChallengeMethod },
+      });
+    const unknown = await login(pkcePair().challenge, 'S512');
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().resourceType).toBe('OperationOutcome');
+    expect((await login('short', 'S256')).statusCode).toBe(400);
+    const plain = 'q'.repeat(60);
+    const code = await codeFor(plain, 'plain');
+    const wrong = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'authorization_code', code, code_verifier: 'r'.repeat(60) }),
+    });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.json().error).toBe('invalid_grant');
+  });
+
   it('rejects a plain verifier against an S256 challenge', async () => {
     const s = pkcePair();
     const code = await codeFor(s.challenge, 'S256');
@@ -247,6 +297,75 @@ describe('tokens', () => {
     expect(created.statusCode).toBe(201);
     expect(created.json().meta.project).toBe(t.testProject.projectId);
     expect(created.json().meta.author.reference).toBe(t.testProject.tokens.profile.reference);
+  });
+});
+
+describe('memberships', () => {
+  it('a user is admin in one project and a plain member of another, by the profile signed in with', async () => {
+    const other = await createTestProject(t.app, t.services, 'Second project');
+    // The test project's admin joins the second project as a member who is not an admin.
+    const invite = await t.app.inject({
+      method: 'POST',
+      url: `/admin/projects/${other.projectId}/invite`,
+      headers: other.headers,
+      payload: {
+        resourceType: 'Practitioner',
+        firstName: 'Test',
+        lastName: 'Admin',
+        email: t.testProject.email,
+        sendEmail: false,
+      },
+    });
+    expect(invite.statusCode).toBe(200);
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: {
+        email: t.testProject.email,
+        password: t.testProject.password,
+        codeChallenge: pkcePair().challenge,
+        codeChallengeMethod: 'S256',
+      },
+    });
+    const projects = (login.json().memberships as { project: { reference: string } }[]).map((m) => m.project.reference);
+    expect(projects.sort()).toEqual([`Project/${t.testProject.projectId}`, `Project/${other.projectId}`].sort());
+    const asMember = await signIn(t.app, t.testProject.email, t.testProject.password, { profileId: invite.json().id });
+    const headers = { authorization: `Bearer ${asMember.access_token}` };
+    expect(asMember.project.reference).toBe(`Project/${other.projectId}`);
+    expect((await t.app.inject({ url: `/admin/projects/${other.projectId}`, headers })).statusCode).toBe(403);
+    expect((await t.app.inject({ url: `/admin/projects/${t.testProject.projectId}`, headers })).statusCode).toBe(403);
+    expect(
+      (await t.app.inject({ url: `/admin/projects/${t.testProject.projectId}`, headers: t.authHeaders })).statusCode,
+    ).toBe(200);
+    // A projectId in the sign-in picks that project's membership directly.
+    const direct = await signIn(t.app, t.testProject.email, t.testProject.password, { projectId: other.projectId });
+    expect(direct.profile.reference).toBe(asMember.profile.reference);
+  });
+
+  it('an inactive client application cannot sign in, by credentials or for a user', async () => {
+    const client = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/admin/projects/${t.testProject.projectId}/client`,
+        headers: t.authHeaders,
+        payload: { name: 'Retired' },
+      })
+    ).json();
+    await t.services.systemRepo(t.testProject.projectId).updateResource({ ...client, status: 'off' });
+    const credentials = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      ...form({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }),
+    });
+    expect(credentials.statusCode).toBe(401);
+    expect(credentials.json().error).toBe('invalid_client');
+    const forUser = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: t.testProject.email, password: t.testProject.password, clientId: client.id },
+    });
+    expect(forUser.statusCode).toBe(403);
+    expect(forUser.json().resourceType).toBe('OperationOutcome');
   });
 });
 
