@@ -4,30 +4,37 @@ import { addParams, baseParams, baseSearchParameters, type ParamsByType } from '
 
 const EMPTY = new Map<string, ParamDef>();
 
+/** How long a project's own parameters are trusted before they are re-read. */
+export const RELOAD_AFTER_MS = 30_000;
+
 /**
  * The search parameters in force for each project: the base ones (R4 and platform) plus the
  * SearchParameter resources a project created (hl7.org/fhir/R4/searchparameter.html), which
  * override a base parameter of the same code for that project only.
  * Projects' own definitions are cached in memory; this process reloads a project's after a
- * SearchParameter write (other processes pick it up on restart or on `reload`).
+ * SearchParameter write, and every process re-reads a project's at its first search after
+ * RELOAD_AFTER_MS (so a parameter created through another process, or one whose write rolled
+ * back, is seen within that time).
  */
 export class SearchParamRegistry {
   private readonly overlays = new Map<string, ParamsByType>();
   private readonly merged = new Map<string, Map<string, ParamDef>>();
-  private readonly loaded = new Set<string>();
+  /** When each project's parameters were last read (Date.now()). */
+  private readonly loaded = new Map<string, number>();
   private baseUrls?: Set<string>;
 
-  /** Loads a project's own parameters the first time the project is seen by this process. */
-  async ensure(db: Queryable, projectId: string): Promise<void> {
-    if (!this.loaded.has(projectId)) {
-      await this.reload(db, projectId);
+  /** Loads a project's own parameters when this process has not read them for RELOAD_AFTER_MS. */
+  async ensure(db: Queryable, projectId: string, now = Date.now()): Promise<void> {
+    const at = this.loaded.get(projectId);
+    if (at === undefined || now - at >= RELOAD_AFTER_MS) {
+      await this.reload(db, projectId, now);
     }
   }
 
   /** Re-reads one project's SearchParameter resources. Returns the resource types they apply to. */
-  async reload(db: Queryable, projectId: string): Promise<Set<string>> {
+  async reload(db: Queryable, projectId: string, now = Date.now()): Promise<Set<string>> {
     const before = this.overlays.get(projectId);
-    this.loaded.add(projectId);
+    this.loaded.set(projectId, now);
     const result = await db.query<{ content: string }>(
       `SELECT content FROM "SearchParameter" WHERE project_id = $1 AND deleted = false`,
       [projectId],

@@ -331,6 +331,47 @@ describe('composite', () => {
   });
 });
 
+describe('escaping and the meta parameters', () => {
+  it('\\$ and \\, inside composite and string values; _tag, _profile, _security, _source', async () => {
+    await make([
+      [
+        'meta-a',
+        {
+          resourceType: 'Observation',
+          status: 'final',
+          code: { coding: [{ system: 'http://example.org/codes', code: 'price' }] },
+          valueString: 'a$b,c',
+          meta: {
+            tag: [{ system: 'http://example.org/tags', code: 'red' }],
+            profile: ['http://example.org/StructureDefinition/priced'],
+            security: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-Confidentiality', code: 'R' }],
+            source: 'http://example.org/source-a',
+          },
+        },
+      ],
+      [
+        'meta-b',
+        {
+          resourceType: 'Observation',
+          status: 'final',
+          code: { coding: [{ system: 'http://example.org/codes', code: 'price' }] },
+          valueString: 'a',
+          meta: { tag: [{ system: 'http://example.org/tags', code: 'blue' }], source: 'http://example.org/source-b' },
+        },
+      ],
+    ]);
+    const price = 'http://example.org/codes|price';
+    expect(await find(`Observation?code-value-string=${price}$${encodeURIComponent('a\\$b\\,c')}`)).toEqual(['meta-a']);
+    // Unescaped, '$' splits the composite and ',' the alternatives: 'a' matches meta-b (and meta-a by prefix).
+    expect(await find(`Observation?code-value-string=${price}$a`)).toEqual(['meta-a', 'meta-b']);
+    expect(await find('Observation?_tag=http://example.org/tags|red')).toEqual(['meta-a']);
+    expect(await find('Observation?_tag:not=http://example.org/tags|red&code=price')).toEqual(['meta-b']);
+    expect(await find('Observation?_profile=http://example.org/StructureDefinition/priced')).toEqual(['meta-a']);
+    expect(await find('Observation?_security=R')).toEqual(['meta-a']);
+    expect(await find('Observation?_source=http://example.org/source-b')).toEqual(['meta-b']);
+  });
+});
+
 describe('uri', () => {
   it('matches exactly, :below and :above', async () => {
     expect(await find('ValueSet?url=http://acme.org/fhir/ValueSet/123')).toEqual(['vs-acme']);
