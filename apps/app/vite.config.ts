@@ -1,5 +1,6 @@
 import react from '@vitejs/plugin-react';
-import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin } from 'vite';
 // @ts-expect-error: a plain JavaScript build script without declarations.
 import { buildUiMetadata } from '../../packages/react/scripts/metadata.mjs';
 
@@ -20,8 +21,14 @@ function hearthMetadata(): Plugin {
 export default defineConfig({
   root: import.meta.dirname,
   plugins: [react(), hearthMetadata()],
-  // Workspace packages resolve to their TypeScript sources.
-  resolve: { conditions: ['source', ...defaultClientConditions] },
+  // Workspace packages resolve to their TypeScript sources. (Not through the 'source' export
+  // condition: some npm packages, such as @react-aria/focus, publish sources under it that do not build.)
+  resolve: {
+    alias: {
+      '@hearth/core': fileURLToPath(new URL('../../packages/core/src/index.ts', import.meta.url)),
+      '@hearth/react': fileURLToPath(new URL('../../packages/react/src/index.ts', import.meta.url)),
+    },
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -1,6 +1,6 @@
 /**
  * End-to-end support: Debian's Chromium through playwright-core, a real server from
- * createTestApp() serving the built app, and helpers to probe which server features exist.
+ * createTestApp() serving the built app.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -54,19 +54,4 @@ export function ensureAppBuilt(): void {
     execFileSync(process.execPath, [join(repoRoot, 'apps', 'app', 'build.mjs')], { stdio: 'inherit', cwd: repoRoot });
   }
   mkdirSync(screenshotDir, { recursive: true });
-}
-
-/**
- * True when the server has a route for `method path` (anything but the router's own 404,
- * whose message starts 'No route for').
- */
-export async function hasRoute(baseUrl: string, method: string, path: string, body: unknown = {}): Promise<boolean> {
-  const res = await fetch(new URL(path, baseUrl), {
-    method,
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: method === 'GET' ? undefined : JSON.stringify(body),
-  });
-  if (res.status !== 404) return true;
-  const text = await res.text();
-  return !text.includes('No route for');
 }

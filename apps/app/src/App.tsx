@@ -33,6 +33,8 @@ const ProjectAdminPage = lazy(() =>
 );
 const BotEditor = lazy(() => import('./admin/BotEditor.js').then((m) => ({ default: m.BotEditor })));
 const SuperAdminPage = lazy(() => import('./admin/SuperAdminPage.js').then((m) => ({ default: m.SuperAdminPage })));
+// GraphiQL (and its editor) is a chunk of its own, fetched from this server when first opened.
+const GraphiQLPage = lazy(() => import('./pages/GraphiQLPage.js').then((m) => ({ default: m.GraphiQLPage })));
 
 const loadMetadata = () => import('virtual:hearth-metadata').then((m) => m.default);
 
@@ -142,6 +144,13 @@ function SignedIn(): ReactNode {
               onClick={close}
             />
           ))}
+          <NavLink
+            label="GraphiQL"
+            component={Link}
+            to="/graphiql"
+            active={location.pathname.startsWith('/graphiql')}
+            onClick={close}
+          />
           {isProjectAdmin(details) && (
             <NavLink
               label="Project admin"
@@ -168,6 +177,7 @@ function SignedIn(): ReactNode {
             <Routes>
               <Route path="/" element={<Navigate to="/Patient" replace />} />
               <Route path="/admin/super" element={<SuperAdminPage />} />
+              <Route path="/graphiql" element={<GraphiQLPage />} />
               {/* Explicit paths: they must outrank '/:resourceType/:id/:tab?'. App paths differ from the API's /admin/projects/... */}
               <Route path="/admin/bots/:id" element={<BotEditor />} />
               <Route path="/admin/:tab?" element={<ProjectAdminPage />} />

@@ -29,6 +29,36 @@ describe('AttachmentInput', () => {
     expect(requests[0].method).toBe('POST');
   });
 
+  it('shows the upload progress while the bytes are sent', async () => {
+    const user = userEvent.setup({ delay: null });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { client } = mockClient({
+      'POST /fhir/R4/Binary': async (req) => {
+        // Read the first 64 KiB chunk of four, then wait: the bar shows part of the file sent
+        // (the stream reads one chunk ahead of its reader).
+        const reader = (req.body as ReadableStream<Uint8Array>).getReader();
+        await reader.read();
+        await held;
+        while (!(await reader.read()).done) {
+          // the rest of the bytes
+        }
+        return new Reply(201, { resourceType: 'Binary', id: 'b2', contentType: 'application/octet-stream' });
+      },
+    });
+    const onChange = vi.fn();
+    const { container } = renderWithHearth(<AttachmentInput label="Scan" onChange={onChange} />, client);
+    const input = container.querySelector('input[type="file"]') as HTMLInputElement;
+    await user.upload(input, new File([new Uint8Array(256 * 1024)], 'scan.bin'));
+    const bar = await screen.findByRole('progressbar', { name: 'Upload progress' });
+    await waitFor(() => expect(Number(bar.getAttribute('aria-valuenow'))).toBeGreaterThan(0));
+    expect(Number(bar.getAttribute('aria-valuenow'))).toBeLessThan(100);
+    release();
+    await waitFor(() => expect(onChange).toHaveBeenCalled());
+    expect(screen.queryByRole('progressbar')).toBeNull();
+    expect(onChange.mock.calls[0][0]).toMatchObject({ url: 'Binary/b2', title: 'scan.bin', size: 256 * 1024 });
+  });
+
   it('shows why an upload failed', async () => {
     const user = userEvent.setup({ delay: null });
     const { client } = mockClient({

@@ -4,6 +4,7 @@ import type { ReactNode } from 'react';
 import { AttachmentInput } from '../AttachmentInput/AttachmentInput.js';
 import { CodingInput } from '../CodingInput/CodingInput.js';
 import { DateTimeInput } from '../DateTimeInput/DateTimeInput.js';
+import { NumericInput } from '../NumericInput/NumericInput.js';
 import { ReferenceInput } from '../ReferenceInput/ReferenceInput.js';
 import { answerValue, pickValue, valueKeyFor, type Answer } from './logic.js';
 
@@ -29,6 +30,19 @@ function optionKey(v: unknown): string {
     return c.code !== undefined ? `${c.system ?? ''}|${c.code}` : (c.reference ?? JSON.stringify(v));
   }
   return String(v);
+}
+
+const REFERENCE_RESOURCE = 'http://hl7.org/fhir/StructureDefinition/questionnaire-referenceResource';
+
+/**
+ * The resource types a reference question may point to: the questionnaire-referenceResource
+ * extensions (one per type); none means any type.
+ */
+export function referenceTypes(item: QuestionnaireItem): string[] | undefined {
+  const named = (item.extension ?? [])
+    .filter((e) => e.url === REFERENCE_RESOURCE && typeof e.valueCode === 'string')
+    .map((e) => e.valueCode as string);
+  return named.length ? named : undefined;
 }
 
 /** The input for one question, by item type (hl7.org/fhir/R4/valueset-item-type.html). */
@@ -114,15 +128,13 @@ export function AnswerInput({ item, answers, onChange, error }: AnswerInputProps
       );
     case 'decimal':
     case 'integer':
+      // Only a number is an answer; other text stays on screen, marked, until it becomes one.
       return (
-        <TextInput
+        <NumericInput
           {...common}
-          inputMode={item.type === 'integer' ? 'numeric' : 'decimal'}
-          value={first === undefined ? '' : String(first)}
-          onChange={(e) => {
-            const t = e.currentTarget.value.trim();
-            set(t === '' ? undefined : item.type === 'integer' ? parseInt(t, 10) : Number(t));
-          }}
+          integer={item.type === 'integer'}
+          value={first as number | undefined}
+          onChange={(v) => set(typeof v === 'number' ? v : undefined)}
         />
       );
     case 'date':
@@ -153,19 +165,17 @@ export function AnswerInput({ item, answers, onChange, error }: AnswerInputProps
     case 'attachment':
       return <AttachmentInput label={label} error={error} value={first as Attachment} onChange={set} />;
     case 'reference':
-      return <ReferenceInput {...common} value={first as Reference} onChange={set} />;
+      return (
+        <ReferenceInput {...common} targetTypes={referenceTypes(item)} value={first as Reference} onChange={set} />
+      );
     case 'quantity': {
       const q = (first as { value?: number; unit?: string } | undefined) ?? {};
       return (
         <Group gap="xs" align="flex-end">
-          <TextInput
+          <NumericInput
             {...common}
-            inputMode="decimal"
-            value={q.value === undefined ? '' : String(q.value)}
-            onChange={(e) => {
-              const t = e.currentTarget.value.trim();
-              set(t === '' ? undefined : { ...q, value: Number(t) });
-            }}
+            value={q.value}
+            onChange={(v) => set(typeof v === 'number' ? { ...q, value: v } : q.unit ? { unit: q.unit } : undefined)}
           />
           <TextInput
             label={`${label} unit`}

@@ -39,7 +39,9 @@ export function ReferenceInput(props: ReferenceInputProps): ReactNode {
     () => (props.targetTypes?.length ? props.targetTypes : metadata ? getResourceTypes(metadata) : []),
     [props.targetTypes, metadata],
   );
-  const [targetType, setTargetType] = useState<string>(value?.reference?.split('/')[0] ?? types[0] ?? 'Patient');
+  // Any type allowed: start with Patient, the usual target, rather than the alphabet's first.
+  const firstType = types.includes('Patient') ? 'Patient' : (types[0] ?? 'Patient');
+  const [targetType, setTargetType] = useState<string>(value?.reference?.split('/')[0] ?? firstType);
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search, 250);
   const [found, setFound] = useState<Resource[]>([]);
@@ -47,9 +49,9 @@ export function ReferenceInput(props: ReferenceInputProps): ReactNode {
 
   useEffect(() => {
     if (!types.includes(targetType) && types.length) {
-      setTargetType(types[0]);
+      setTargetType(firstType);
     }
-  }, [types, targetType]);
+  }, [types, targetType, firstType]);
 
   const currentLabel = value ? (value.display ?? value.reference ?? '') : '';
   useEffect(() => {

@@ -8,6 +8,7 @@ import { DateTimeInput } from '../DateTimeInput/DateTimeInput.js';
 import { bindingCodes, elementTypeSchema, referenceTargets, type UiElement } from '../provider/metadata.js';
 import { ReferenceInput } from '../ReferenceInput/ReferenceInput.js';
 import { issuesAt } from '../util/outcome.js';
+import { NumericInput } from '../NumericInput/NumericInput.js';
 import { MAX_DEPTH, useFormContext } from './context.js';
 import { NestedInput } from './ElementsInput.js';
 
@@ -104,16 +105,13 @@ export function ValueInput(props: ValueInputProps): ReactNode {
       return <RawJsonInput {...common} value={value} onChange={onChange} />;
   }
   if (NUMBER_TYPES.has(typeCode)) {
+    // Text that is not a number is kept in the resource: the server's validation names the field.
     return (
-      <TextInput
+      <NumericInput
         {...common}
-        inputMode="decimal"
-        value={value === undefined ? '' : String(value)}
-        onChange={(e) => {
-          const text = e.currentTarget.value.trim();
-          const n = Number(text);
-          onChange(text === '' ? undefined : Number.isFinite(n) ? n : text);
-        }}
+        integer={typeCode !== 'decimal'}
+        value={value as number | string | undefined}
+        onChange={onChange}
       />
     );
   }

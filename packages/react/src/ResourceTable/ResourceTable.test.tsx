@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
 import { screen, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { ResourceBadge } from '../ResourceBadge/ResourceBadge.js';
 import { mockClient, renderWithHearth } from '../test/render.js';
@@ -74,5 +75,27 @@ describe('ResourceTable and display components', () => {
     );
     const titles = screen.getAllByText(/visit/).map((e) => e.textContent);
     expect(titles).toEqual(['Second visit', 'First visit']);
+  });
+
+  it('opens timeline items with the keyboard', async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client } = mockClient({});
+    const onClick = vi.fn();
+    renderWithHearth(
+      <Timeline
+        items={[
+          { date: '2024-01-01T00:00:00Z', title: 'First visit' },
+          { date: '2024-06-01T00:00:00Z', title: 'Second visit' },
+        ]}
+        onClick={onClick}
+      />,
+      client,
+    );
+    await user.tab();
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: /Second visit/ }));
+    await user.keyboard('{Enter}');
+    await user.tab();
+    await user.keyboard(' ');
+    expect(onClick.mock.calls.map(([item]) => item.title)).toEqual(['Second visit', 'First visit']);
   });
 });

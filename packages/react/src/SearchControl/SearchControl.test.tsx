@@ -111,8 +111,70 @@ describe('SearchControl', () => {
     await screen.findByText('Ada Lovelace');
     await user.click(screen.getByRole('checkbox', { name: 'Select p1' }));
     await user.click(screen.getByRole('button', { name: 'Delete 1 selected' }));
+    // Nothing is deleted until confirmed.
+    const dialog = await screen.findByRole('dialog', { name: 'Delete 1 Patient?' });
+    expect(requests.some((r) => r.method === 'DELETE')).toBe(false);
+    await user.click(within(dialog).getByRole('button', { name: 'Delete' }));
     await waitFor(() => expect(screen.queryByText('Ada Lovelace')).toBeNull());
     expect(requests.filter((r) => r.method === 'DELETE').map((r) => r.url.pathname)).toEqual(['/fhir/R4/Patient/p1']);
+  });
+
+  it('keeps the rows it could not delete selected, and shows why', async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client } = mockClient({
+      'GET /fhir/R4/Patient': () => bundle(patients),
+      'DELETE /fhir/R4/Patient/p1': () => undefined,
+      'DELETE /fhir/R4/Patient/p2': () =>
+        new Reply(403, {
+          resourceType: 'OperationOutcome',
+          issue: [{ severity: 'error', code: 'forbidden', details: { text: 'Forbidden by access policy' } }],
+        }),
+    });
+    renderWithHearth(<SearchControl search={{ resourceType: 'Patient' }} onChange={() => undefined} />, client);
+    await screen.findByText('Ada Lovelace');
+    await user.click(screen.getByRole('checkbox', { name: 'Select all' }));
+    await user.click(screen.getByRole('button', { name: 'Delete 2 selected' }));
+    await user.click(
+      within(await screen.findByRole('dialog', { name: 'Delete 2 Patient?' })).getByRole('button', { name: 'Delete' }),
+    );
+    expect((await screen.findByRole('alert')).textContent).toContain('Forbidden by access policy');
+    expect(screen.getByRole('button', { name: 'Delete 1 selected' })).toBeTruthy();
+    expect((screen.getByRole('checkbox', { name: 'Select p2' }) as HTMLInputElement).checked).toBe(true);
+  });
+
+  it('keeps filters, sort and paging in the search it reports (for the URL)', async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client, requests } = mockClient({ 'GET /fhir/R4/Patient': () => bundle(patients, 45) });
+    const onChange = vi.fn();
+    const search: SearchRequest = {
+      resourceType: 'Patient',
+      filters: [{ code: 'gender', operator: Operator.EQUALS, value: 'female' }],
+      sortRules: [{ code: 'birthdate', descending: true }],
+      count: 10,
+      offset: 10,
+    };
+    renderWithHearth(<SearchControl search={search} columns={['name', 'gender']} onChange={onChange} />, client);
+    await screen.findByText('Ada Lovelace');
+    const sent = requests.find((r) => r.url.pathname === '/fhir/R4/Patient')!.url.searchParams;
+    expect(sent.get('gender')).toBe('female');
+    expect(sent.get('_sort')).toBe('-birthdate');
+    expect(sent.get('_offset')).toBe('10');
+    expect(screen.getByText('11–12 of 45')).toBeTruthy();
+    // Only the chosen columns, the sort shown on its header.
+    expect(screen.getAllByRole('button', { name: /^Column / }).map((b) => b.textContent)).toEqual(['name', 'gender']);
+    // Removing the filter keeps the sort and the columns, and goes back to the first page.
+    await user.click(screen.getByRole('button', { name: 'Remove filter gender' }));
+    const [next, columns] = onChange.mock.calls[0] as [SearchRequest, string[]];
+    expect(next).toMatchObject({
+      filters: [],
+      sortRules: [{ code: 'birthdate', descending: true }],
+      offset: undefined,
+    });
+    expect(columns).toEqual(['name', 'gender']);
+    // The page size resets paging too.
+    await user.click(screen.getByRole('textbox', { name: 'Page size' }));
+    await user.click(await screen.findByRole('option', { name: '50' }));
+    expect(onChange.mock.calls[1][0]).toMatchObject({ count: 50, offset: undefined });
   });
 
   it("shows the server's OperationOutcome when the search fails", async () => {

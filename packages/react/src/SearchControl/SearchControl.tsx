@@ -6,6 +6,7 @@ import {
   Group,
   Loader,
   Menu,
+  Modal,
   MultiSelect,
   Pagination,
   Popover,
@@ -52,6 +53,11 @@ export function defaultColumns(params: { code: string }[]): string[] {
   return ['_id', ...PREFERRED.filter((c) => codes.has(c)).slice(0, 4), '_lastUpdated'];
 }
 
+/** The page sizes offered: the usual ones, and the current one (from a URL's _count) among them. */
+function pageSizes(current: number): string[] {
+  return [...new Set([10, 20, 50, 100, current])].sort((a, b) => a - b).map(String);
+}
+
 /**
  * Searches any resource type: columns from its search parameters, filters per column with an
  * input suited to the parameter type, sort, paging with the total, row selection and bulk delete.
@@ -64,6 +70,8 @@ export function SearchControl(props: SearchControlProps): ReactNode {
   const [editing, setEditing] = useState<{ code?: string } | undefined>(undefined);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [deleteError, setDeleteError] = useState<unknown>(undefined);
+  const [confirming, setConfirming] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   const [quick, setQuick] = useState('');
   const count = search.count ?? 20;
   const offset = search.offset ?? 0;
@@ -89,14 +97,21 @@ export function SearchControl(props: SearchControlProps): ReactNode {
 
   async function deleteSelected(): Promise<void> {
     setDeleteError(undefined);
+    setDeleting(true);
+    // Rows deleted before a failure stay deleted; the rest stay selected, and the error shows.
+    const remaining = new Set(selected);
     try {
       for (const id of selected) {
         await client.deleteResource(search.resourceType as 'Patient', id);
+        remaining.delete(id);
       }
-      setSelected(new Set());
-      result.reload();
     } catch (err) {
       setDeleteError(err);
+    } finally {
+      client.invalidateSearches(search.resourceType);
+      setSelected(remaining);
+      setDeleting(false);
+      setConfirming(false);
       result.reload();
     }
   }
@@ -126,7 +141,7 @@ export function SearchControl(props: SearchControlProps): ReactNode {
             </Popover.Dropdown>
           </Popover>
           {checkboxesEnabled && selected.size > 0 && (
-            <Button color="red" variant="outline" onClick={deleteSelected}>
+            <Button color="red" variant="outline" onClick={() => setConfirming(true)}>
               Delete {selected.size} selected
             </Button>
           )}
@@ -274,7 +289,7 @@ export function SearchControl(props: SearchControlProps): ReactNode {
           <Select
             aria-label="Page size"
             w={90}
-            data={['10', '20', '50', '100']}
+            data={pageSizes(count)}
             value={String(count)}
             allowDeselect={false}
             onChange={(v) => v && change({ count: Number(v), offset: undefined })}
@@ -290,6 +305,26 @@ export function SearchControl(props: SearchControlProps): ReactNode {
           )}
         </Group>
       </Group>
+
+      <Modal
+        opened={confirming}
+        onClose={() => !deleting && setConfirming(false)}
+        title={`Delete ${selected.size} ${search.resourceType}?`}
+      >
+        <Stack>
+          <Text size="sm">
+            The selected resources are deleted; their history stays readable. This cannot be undone here.
+          </Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setConfirming(false)} disabled={deleting}>
+              Cancel
+            </Button>
+            <Button color="red" onClick={() => void deleteSelected()} loading={deleting} data-autofocus>
+              Delete
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
 
       <FilterEditor
         opened={editing !== undefined}

@@ -1,6 +1,6 @@
 import { Timeline as MantineTimeline, Text } from '@mantine/core';
 import { formatDateTime, getDisplayString, type Resource } from '@hearth/core';
-import type { ReactNode } from 'react';
+import type { KeyboardEvent, ReactNode } from 'react';
 
 export interface TimelineItem {
   /** When it happened (FHIR dateTime). */
@@ -28,8 +28,21 @@ export function Timeline({ items, onClick, ...rest }: TimelineProps): ReactNode 
         <MantineTimeline.Item
           key={i}
           title={item.title}
-          onClick={onClick ? () => onClick(item) : undefined}
-          style={{ cursor: onClick ? 'pointer' : undefined }}
+          // Clickable items are buttons: reachable with Tab, opened with Enter or Space.
+          {...(onClick
+            ? {
+                role: 'button',
+                tabIndex: 0,
+                onClick: () => onClick(item),
+                onKeyDown: (e: KeyboardEvent) => {
+                  if (e.key === 'Enter' || e.key === ' ') {
+                    e.preventDefault();
+                    onClick(item);
+                  }
+                },
+                style: { cursor: 'pointer' },
+              }
+            : {})}
         >
           {item.body}
           <Text size="xs" c="dimmed">
