@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticator } from 'otplib';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { pkcePair, signIn } from '../test/auth.js';
+import { createTestProject, pkcePair, signIn } from '../test/auth.js';
 import { emailText, startTestSmtpServer, type TestSmtpServer } from '../test/smtp.js';
 
 let t: TestApp;
@@ -71,6 +71,143 @@ describe('registration', () => {
     } finally {
       await closed.close();
     }
+  });
+});
+
+describe('patient registration', () => {
+  it('a project with a default patient policy takes patients, who see only their own compartment', async () => {
+    const FHIR = { ...t.authHeaders, 'content-type': 'application/fhir+json' };
+    const policy = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/fhir/R4/AccessPolicy',
+        headers: FHIR,
+        payload: {
+          resourceType: 'AccessPolicy',
+          compartment: { reference: '%patient' },
+          resource: [{ resourceType: 'Patient' }, { resourceType: 'Observation' }],
+        },
+      })
+    ).json();
+    const stranger = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/fhir/R4/Patient',
+        headers: FHIR,
+        payload: { resourceType: 'Patient' },
+      })
+    ).json();
+    const projectId = t.testProject.projectId;
+    const newpatient = async (email: string, project = projectId) => {
+      const pkce = pkcePair();
+      const user = await json('POST', '/auth/newuser', {
+        firstName: 'Pat',
+        lastName: 'Ient',
+        email,
+        password: 'patient password',
+        projectId: project,
+        codeChallenge: pkce.challenge,
+        codeChallengeMethod: 'S256',
+      });
+      if (user.statusCode !== 200) {
+        return { user, patient: undefined, pkce };
+      }
+      const patient = await json('POST', '/auth/newpatient', { login: user.json().login, projectId: project });
+      return { user, patient, pkce };
+    };
+    // Not open yet: no default patient policy.
+    expect((await newpatient('early.patient@example.com')).user.statusCode).toBe(403);
+
+    const project = (await t.app.inject({ url: `/fhir/R4/Project/${projectId}`, headers: t.authHeaders })).json();
+    const opened = await t.app.inject({
+      method: 'PUT',
+      url: `/fhir/R4/Project/${projectId}`,
+      headers: FHIR,
+      payload: { ...project, defaultPatientAccessPolicy: { reference: `AccessPolicy/${policy.id}` } },
+    });
+    expect(opened.statusCode).toBe(200);
+
+    const { patient, pkce } = await newpatient('self.registered@example.com');
+    expect(patient?.statusCode).toBe(200);
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `grant_type=authorization_code&code=${patient?.json().code}&code_verifier=${pkce.verifier}`,
+    });
+    expect(token.statusCode).toBe(200);
+    expect(token.json().profile.reference).toMatch(/^Patient\//);
+    const headers = { authorization: `Bearer ${token.json().access_token}` };
+    const own = token.json().profile.reference;
+    expect((await json('GET', `/fhir/R4/${own}`, undefined, headers)).statusCode).toBe(200);
+    expect((await json('GET', `/fhir/R4/Patient/${stranger.id}`, undefined, headers)).statusCode).toBe(404);
+    const everyone = (await json('GET', '/fhir/R4/Patient', undefined, headers)).json();
+    expect(everyone.entry.map((e: { resource: { id: string } }) => `Patient/${e.resource.id}`)).toEqual([own]);
+    expect((await json('GET', '/fhir/R4/Practitioner', undefined, headers)).statusCode).toBe(403);
+
+    // With registration off server-wide, the open project still takes patients; new projects are refused.
+    const closed = await createTestApp({ db: t.db, config: { registrationEnabled: false } });
+    try {
+      const pk = pkcePair();
+      const user = await closed.app.inject({
+        method: 'POST',
+        url: '/auth/newuser',
+        payload: {
+          firstName: 'Late',
+          lastName: 'Patient',
+          email: 'late.patient@example.com',
+          password: 'patient password',
+          projectId,
+          codeChallenge: pk.challenge,
+          codeChallengeMethod: 'S256',
+        },
+      });
+      expect(user.statusCode).toBe(200);
+      const asProject = await closed.app.inject({
+        method: 'POST',
+        url: '/auth/newproject',
+        payload: { login: user.json().login, projectName: 'Sneaky' },
+      });
+      expect(asProject.statusCode).toBe(403);
+      const asPatient = await closed.app.inject({
+        method: 'POST',
+        url: '/auth/newpatient',
+        payload: { login: user.json().login, projectId },
+      });
+      expect(asPatient.statusCode).toBe(200);
+      expect(asPatient.json().code).toBeTruthy();
+    } finally {
+      await closed.close();
+    }
+
+    // A patient registered for this project cannot join another open project with that user.
+    const other = await createTestProject(t.app, t.services, 'Other open project');
+    const otherHeaders = { ...other.headers, 'content-type': 'application/fhir+json' };
+    const otherPolicy = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/fhir/R4/AccessPolicy',
+        headers: otherHeaders,
+        payload: { resourceType: 'AccessPolicy', resource: [{ resourceType: 'Patient' }] },
+      })
+    ).json();
+    await t.app.inject({
+      method: 'PUT',
+      url: `/fhir/R4/Project/${other.projectId}`,
+      headers: otherHeaders,
+      payload: { ...other.project, defaultPatientAccessPolicy: { reference: `AccessPolicy/${otherPolicy.id}` } },
+    });
+    const pk = pkcePair();
+    const login = await json('POST', '/auth/login', {
+      email: 'self.registered@example.com',
+      password: 'patient password',
+      projectId,
+      codeChallenge: pk.challenge,
+      codeChallengeMethod: 'S256',
+    });
+    const hop = await json('POST', '/auth/newpatient', { login: login.json().login, projectId: other.projectId });
+    expect(hop.statusCode).toBe(403);
+    expect(hop.json().resourceType).toBe('OperationOutcome');
   });
 });
 
@@ -211,6 +348,25 @@ describe('TOTP second factor', () => {
     const reasons = audits.rows.map((r) => JSON.parse(r.content).outcomeDesc as string);
     expect(reasons.length).toBe(5);
     expect(reasons.filter((r) => r.includes('revoked')).length).toBe(1);
+  });
+
+  it('disables the second factor with a valid code only', async () => {
+    const { res } = await register('mfa.off@example.com', 'mfa off password');
+    await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'MFA off' });
+    const tokens = await signIn(t.app, 'mfa.off@example.com', 'mfa off password');
+    const headers = { authorization: `Bearer ${tokens.access_token}` };
+    const status = (await json('GET', '/auth/mfa/status', undefined, headers)).json();
+    const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
+    expect((await json('POST', '/auth/mfa/disable', { token: '123456' }, headers)).statusCode).toBe(400);
+    await json('POST', '/auth/mfa/enroll', { token: authenticator.generate(secret) }, headers);
+    expect((await json('GET', '/auth/me', undefined, headers)).json().security.mfaEnrolled).toBe(true);
+    expect((await json('POST', '/auth/mfa/disable', { token: 'abcdef' }, headers)).statusCode).toBe(400);
+    expect(
+      (await json('POST', '/auth/mfa/disable', { token: authenticator.generate(secret) }, headers)).statusCode,
+    ).toBe(200);
+    // Signing in needs no second factor any more.
+    const again = await signIn(t.app, 'mfa.off@example.com', 'mfa off password');
+    expect(again.access_token).toBeTruthy();
   });
 
   it('a project can require a second factor of its members', async () => {

@@ -81,6 +81,10 @@ export async function registerRoutes(app: FastifyInstance, auth: AuthModule): Pr
       fail(badRequest('Login has no user', 'login'));
     }
     const projectId = project?.id as string;
+    // A user registered for one project (User.project) does not become a member of another.
+    if (user.project && user.project.reference !== `Project/${projectId}`) {
+      fail(forbiddenWith('This user belongs to another project'));
+    }
     const patient = await createProfile(deps, projectId, 'Patient', user.firstName, user.lastName, user.email);
     const membership = await createMembership(deps, projectId, {
       user: { reference: `User/${user.id}`, display: user.email },
