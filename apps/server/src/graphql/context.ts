@@ -19,6 +19,11 @@ export interface GraphqlContext {
   resources: DataLoader<string, Resource | null>;
   /** The resource an object (a Reference, a backbone element) is found in, for '#id' references. */
   containers: WeakMap<object, Resource>;
+  /**
+   * `@slice` suffixes of list fields, by response path (JSON), computed by the resolvers on the
+   * source items (the path may read elements the query does not select); see directives.ts.
+   */
+  slices: Map<string, string[]>;
 }
 
 export function createGraphqlContext(
@@ -34,6 +39,7 @@ export function createGraphqlContext(
     fhirBase,
     resources: new DataLoader((keys) => loadResources(repo, keys), { maxBatchSize: MAX_BATCH }),
     containers: new WeakMap(),
+    slices: new Map(),
   };
 }
 

@@ -207,7 +207,14 @@ async function executeOperation(
     operationName: request.operationName,
   });
   const errors = [...(result.errors ?? [])];
-  const data = applyShapingDirectives(operation, fragments, result.data as Record<string, unknown> | null, errors);
+  const data = applyShapingDirectives(
+    operation,
+    fragments,
+    result.data as Record<string, unknown> | null,
+    errors,
+    request.variables ?? {},
+    ctx.slices,
+  );
   const response: GraphqlResponse = { data };
   if (errors.length > 0) {
     response.errors = errors.map((e) => formatError(e, options.logger));

@@ -197,12 +197,27 @@ describe('directives (hl7.org/fhir/R4/graphql.html#directives)', () => {
     expect(body.data?.Patient).toEqual({
       first: { given: ['Peter', 'James'] },
       family: 'Chalmers',
-      given: 'Peter',
+      // @first takes the first given of each (flattened) name: still a list (spec).
+      given: ['Peter'],
       phone: '555-1',
     });
     const tooMany = await c.gql(`{ Patient(id: "${patient.id}") { name @flatten { given @singleton } } }`);
     expect(tooMany.errors?.[0].message).toMatch(/@singleton: "given" has 3 values/);
     expect(tooMany.data).toEqual({ Patient: { given: 'Peter' } });
+  });
+
+  it('@slice reads elements the query does not select, on search lists too; a bad path is an error', async () => {
+    const body = await c.gql(`{
+      PatientList(_id: "${patient.id}") @slice(path: "name.first().use") { id }
+      Patient(id: "${patient.id}") { telecom @slice(path: system) { value } }
+    }`);
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({
+      'PatientList.official': { id: patient.id },
+      Patient: { 'telecom.phone': { value: '555-1' } },
+    });
+    const bad = await c.gql(`{ Patient(id: "${patient.id}") { name @slice(path: "use..") { family } } }`);
+    expect(bad.errors?.[0].message).toMatch(/@slice/);
   });
 
   it('work through fragments and aliases, at any depth', async () => {

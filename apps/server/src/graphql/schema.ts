@@ -11,20 +11,23 @@ import {
   GraphQLString,
   specifiedDirectives,
   type GraphQLArgument,
+  type GraphQLResolveInfo,
   type GraphQLFieldConfigArgumentMap,
 } from 'graphql';
 import { getSchema, isResourceType } from '@hearth/definitions';
 import { getAllResourceTypes } from '@hearth/definitions';
 import { SearchParamRegistry } from '../search/registry/project-params.js';
 import type { GraphqlContext } from './context.js';
+import { recordSlices } from './directives.js';
 import { createMutation, deleteMutation, updateMutation } from './mutations.js';
 import { readById, searchConnection, searchList } from './resolvers.js';
 import { reverseConnection, reverseList } from './reverse.js';
+import { FilterValueScalar } from './scalars.js';
 import { SearchArgCatalog } from './search-args.js';
 import { costExtension, FhirGraphqlTypes, type BuiltFieldMap, type FieldMap } from './types.js';
 import type { Resource } from '@hearth/core';
 
-/** The shaping directives of hl7.org/fhir/R4/graphql.html#directives, applied by directives.ts. */
+/** The shaping directives of hl7.org/fhir/R4/graphql.html#directives (@flatten, @first, @singleton, @slice), applied by directives.ts. */
 export const SHAPING_DIRECTIVES = [
   new GraphQLDirective({
     name: 'flatten',
@@ -41,7 +44,21 @@ export const SHAPING_DIRECTIVES = [
     description: 'A single value rather than a list (an error when there is more than one)',
     locations: [DirectiveLocation.FIELD],
   }),
+  new GraphQLDirective({
+    name: 'slice',
+    description:
+      'Each item of the list under its own key, suffixed with "." and the value of `path` (a FHIRPath, or $index) on the item',
+    locations: [DirectiveLocation.FIELD],
+    // Any literal, so that the spec's bare form (`telecom @slice(path: use)`) is accepted too.
+    args: { path: { type: new GraphQLNonNull(FilterValueScalar) } },
+  }),
 ];
+
+/** A list resolver's result, with its `@slice` suffixes recorded (directives.ts). */
+function sliced<T>(ctx: GraphqlContext, info: GraphQLResolveInfo, items: T[]): T[] {
+  recordSlices(ctx.slices, info, items);
+  return items;
+}
 
 /** The GraphQL schemas of the FHIR types: the system one and one per resource type (instance level). */
 export interface FhirGraphqlSchemas {
@@ -179,7 +196,8 @@ export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
         description: entry.description,
         type: entry.list,
         args: entry.args,
-        resolve: (focus, args, ctx) => reverseList(source, focus as unknown as Resource, args, ctx),
+        resolve: async (focus, args, ctx, info) =>
+          sliced(ctx, info, await reverseList(source, focus as unknown as Resource, args, ctx)),
         subscribe: undefined,
         deprecationReason: undefined,
         extensions: costExtension('search'),
@@ -218,7 +236,7 @@ export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
       type: new GraphQLList(object),
       args: catalog.listArgs(type),
       extensions: costExtension('search'),
-      resolve: (_root, args, ctx) => searchList(type, args, ctx),
+      resolve: async (_root, args, ctx, info) => sliced(ctx, info, await searchList(type, args, ctx)),
     };
     query[`${type}Connection`] = {
       type: connectionOf(type),

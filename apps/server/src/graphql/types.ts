@@ -18,6 +18,7 @@ import {
 import { choiceName, type FhirSchema, type TypeSchema } from '@hearth/definitions';
 import type { Reference, Resource } from '@hearth/core';
 import type { GraphqlContext } from './context.js';
+import { recordSlices } from './directives.js';
 import { fhirpathFilter } from './fhirpath.js';
 import { resolveReference } from './resolvers.js';
 import { FilterValueScalar, primitiveScalar, ResourceJsonScalar } from './scalars.js';
@@ -182,7 +183,10 @@ export class FhirGraphqlTypes {
         description: 'The resource referred to (hl7.org/fhir/R4/graphql.html#references)',
         args: {
           optional: { type: GraphQLBoolean, description: 'Null instead of an error when it cannot be resolved' },
-          type: { type: GraphQLString, description: 'Only resolve references to this resource type' },
+          type: {
+            type: FilterValueScalar,
+            description: 'Only resolve references to this resource type (type: Patient)',
+          },
         },
         extensions: costExtension('reference'),
         resolve: (source, args, ctx) => resolveReference(source as Reference, args, ctx),
@@ -272,7 +276,7 @@ function matches(value: unknown, wanted: string): boolean {
 }
 
 function filteredList(name: string): FieldConfig['resolve'] {
-  return (source, args: Record<string, unknown>) => {
+  return (source, args: Record<string, unknown>, ctx, info) => {
     let items = source[name];
     if (!Array.isArray(items)) {
       return items ?? null;
@@ -285,6 +289,8 @@ function filteredList(name: string): FieldConfig['resolve'] {
     items = fhirpathFilter(items as unknown[], args.fhirpath);
     const offset = typeof args._offset === 'number' ? Math.max(0, args._offset) : 0;
     const count = typeof args._count === 'number' ? Math.max(0, args._count) : undefined;
-    return (items as unknown[]).slice(offset, count === undefined ? undefined : offset + count);
+    const page = (items as unknown[]).slice(offset, count === undefined ? undefined : offset + count);
+    recordSlices(ctx.slices, info, page);
+    return page;
   };
 }
