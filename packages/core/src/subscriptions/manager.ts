@@ -15,11 +15,11 @@ export type SubscriptionManagerClient = Pick<
   'createResource' | 'deleteResource' | 'get' | 'fhirUrl' | 'getBaseUrl'
 >;
 
-export interface SubscriptionEventMap {
+export interface SubscriptionEventMap<T extends Resource = Resource> {
   /** The websocket is bound to the subscription (after each (re)bind). */
   connect: { subscriptionId: string };
-  /** A notification: the Bundle, and the resource it is about. */
-  message: { bundle: Bundle; resource?: Resource; subscriptionId: string; deleted: boolean };
+  /** A notification: the Bundle, and the resource it is about (typed by the criteria's resource type). */
+  message: { bundle: Bundle; resource?: T; subscriptionId: string; deleted: boolean };
   /** The connection dropped; it reconnects and binds again by itself. */
   disconnect: { subscriptionId: string };
   /** Something failed (binding, a server error message). */
@@ -28,31 +28,31 @@ export interface SubscriptionEventMap {
 
 type Listener<T> = (event: T) => void;
 
-/** The events of one subscription. */
-export class SubscriptionEmitter {
+/** The events of one subscription; `T` is the resource type its criteria searches. */
+export class SubscriptionEmitter<T extends Resource = Resource> {
   readonly criteria: string;
-  private readonly listeners = new Map<keyof SubscriptionEventMap, Set<Listener<never>>>();
+  private readonly listeners = new Map<keyof SubscriptionEventMap<T>, Set<Listener<never>>>();
 
   constructor(criteria: string) {
     this.criteria = criteria;
   }
 
-  on<K extends keyof SubscriptionEventMap>(type: K, listener: Listener<SubscriptionEventMap[K]>): this {
+  on<K extends keyof SubscriptionEventMap<T>>(type: K, listener: Listener<SubscriptionEventMap<T>[K]>): this {
     const set = this.listeners.get(type) ?? new Set();
     set.add(listener as Listener<never>);
     this.listeners.set(type, set);
     return this;
   }
 
-  off<K extends keyof SubscriptionEventMap>(type: K, listener: Listener<SubscriptionEventMap[K]>): this {
+  off<K extends keyof SubscriptionEventMap<T>>(type: K, listener: Listener<SubscriptionEventMap<T>[K]>): this {
     this.listeners.get(type)?.delete(listener as Listener<never>);
     return this;
   }
 
   /** Resolves with the next event of a type. */
-  once<K extends keyof SubscriptionEventMap>(type: K): Promise<SubscriptionEventMap[K]> {
+  once<K extends keyof SubscriptionEventMap<T>>(type: K): Promise<SubscriptionEventMap<T>[K]> {
     return new Promise((resolve) => {
-      const listener = (event: SubscriptionEventMap[K]): void => {
+      const listener = (event: SubscriptionEventMap<T>[K]): void => {
         this.off(type, listener);
         resolve(event);
       };
@@ -60,9 +60,9 @@ export class SubscriptionEmitter {
     });
   }
 
-  emit<K extends keyof SubscriptionEventMap>(type: K, event: SubscriptionEventMap[K]): void {
+  emit<K extends keyof SubscriptionEventMap<T>>(type: K, event: SubscriptionEventMap<T>[K]): void {
     for (const listener of [...(this.listeners.get(type) ?? [])]) {
-      (listener as Listener<SubscriptionEventMap[K]>)(event);
+      (listener as Listener<SubscriptionEventMap<T>[K]>)(event);
     }
   }
 }
@@ -97,12 +97,18 @@ export class SubscriptionManager {
     this.options = options;
   }
 
-  /** Subscribes to a criteria string ("Observation?code=...") and returns its event emitter. */
-  subscribe(criteria: string, extension?: Resource['extension']): SubscriptionEmitter {
+  /**
+   * Subscribes to a criteria string ("Observation?code=...") and returns its event emitter; name
+   * the resource type to have its notifications typed: `subscribe<Observation>('Observation?...')`.
+   */
+  subscribe<T extends Resource = Resource>(
+    criteria: string,
+    extension?: Resource['extension'],
+  ): SubscriptionEmitter<T> {
     const existing = this.entries.get(criteria);
     if (existing) {
       existing.refs++;
-      return existing.emitter;
+      return existing.emitter as unknown as SubscriptionEmitter<T>;
     }
     const emitter = new SubscriptionEmitter(criteria);
     const entry: Entry = { emitter, refs: 1, ready: Promise.resolve() };
@@ -110,7 +116,7 @@ export class SubscriptionManager {
     entry.ready = this.start(entry, extension).catch((error: unknown) => {
       emitter.emit('error', { error: error instanceof Error ? error : new Error(String(error)) });
     });
-    return emitter;
+    return emitter as unknown as SubscriptionEmitter<T>;
   }
 
   /** Resolves once the subscription of a criteria is created and its bind request sent. */
