@@ -77,16 +77,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Bodies: JSON types parsed with depth and prototype checks; forms as text; anything else raw (Binary).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (req, body, done) => {
     try {
-      done(null, parseJsonBody(body as string, config.maxJsonDepth));
+      done(
+        null,
+        bodilessRequest(req.method, body as string) ? undefined : parseJsonBody(body as string, config.maxJsonDepth),
+      );
     } catch (err) {
       done(err as Error, undefined);
     }
   });
-  app.addContentTypeParser(/^[a-z]+\/[a-z0-9.+-]*json$/i, { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser(/^[a-z]+\/[a-z0-9.+-]*json$/i, { parseAs: 'string' }, (req, body, done) => {
     try {
-      done(null, parseJsonBody(body as string, config.maxJsonDepth));
+      done(
+        null,
+        bodilessRequest(req.method, body as string) ? undefined : parseJsonBody(body as string, config.maxJsonDepth),
+      );
     } catch (err) {
       done(err as Error, undefined);
     }
@@ -170,4 +176,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const appDist = findAppDist();
   if (appDist) await app.register(appStaticPlugin, { root: appDist });
   return app;
+}
+
+/**
+ * A DELETE (or OPTIONS) with a JSON Content-Type and no body: FHIR clients commonly send the header
+ * on every request, and these methods take no body, so there is nothing to parse or reject.
+ */
+function bodilessRequest(method: string, body: string): boolean {
+  return (method === 'DELETE' || method === 'OPTIONS') && body.trim() === '';
 }

@@ -16,6 +16,7 @@ import { pgErrorCode, PG_UNIQUE_VIOLATION, type Pool, type PoolClient, type Quer
 import { buildStoredVersion, parseStored } from './serialize.js';
 import {
   selectCurrent,
+  selectCurrentForUpdate,
   selectCurrentMany,
   selectHistory,
   selectVersion,
@@ -64,8 +65,17 @@ export interface WriteOptions {
   ifMatch?: number;
 }
 
-/** Bounded retries for an update that lost a race without If-Match: every write lands, none is lost. */
-const MAX_UPDATE_ATTEMPTS = 20;
+/**
+ * Updates lock the current row, so only a create through PUT can lose a race (to another create
+ * of the same new id), and the retry then finds and locks the row: two attempts suffice; three is margin.
+ */
+const MAX_CREATE_RACES = 3;
+
+interface WriteItem {
+  version: StoredVersion;
+  interaction: WriteEvent['interaction'];
+  previous?: CurrentRow;
+}
 
 /**
  * The FHIR datastore for one scope (a project and an actor). Thin orchestration over sql/:
@@ -323,8 +333,10 @@ export class Repository {
   }
 
   /**
-   * Update (or create with a client-chosen id). Without If-Match, a concurrent writer makes us
-   * retry on top of its version, so no write is lost; with If-Match, a stale version is a 412.
+   * Update (or create with a client-chosen id). The current row is locked (SELECT ... FOR UPDATE)
+   * before the new version is built on it, so concurrent updates of one resource take turns and
+   * every one lands, each on top of the one before (a gapless history); with If-Match, a stale
+   * version is a 412. Only a create racing another create of the same new id is retried.
    */
   async updateResource<T extends Resource>(
     resource: T,
@@ -336,33 +348,46 @@ export class Repository {
       fail(badRequest('Resource id is missing or invalid', `${resource.resourceType}.id`));
     }
     this.validate(resource);
-    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await selectCurrent(this.db, resource.resourceType, id, this.projects);
-      if (options.ifMatch !== undefined && (!current || current.versionId !== options.ifMatch)) {
-        fail(
-          preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`),
-        );
-      }
-      if (current && !current.deleted) {
-        await this.assertWritable(current);
-      }
-      const input = this.guardedInput(resource, current);
-      const projectId = current?.projectId ?? this.scope.projectId;
-      const version = this.buildVersion(input, id, projectId, (current?.versionId ?? 0) + 1);
-      const written = await this.writeBatch(
-        [{ version, interaction: current && !current.deleted ? 'update' : 'create', previous: current }],
-        true,
+    const stale = (): never =>
+      fail(
+        preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`),
       );
-      if (written) {
-        return this.toWriteResult(version, !current || current.deleted) as WriteResult & { resource: T };
-      }
-      if (options.ifMatch !== undefined) {
-        fail(
-          preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`),
+    return this.inWriteTransaction(async (client, events) => {
+      for (let attempt = 0; attempt < MAX_CREATE_RACES; attempt++) {
+        const locked = await selectCurrentForUpdate(
+          client,
+          resource.resourceType,
+          id,
+          this.projects,
+          this.writableBy(resource.resourceType),
         );
+        const current: CurrentRow | undefined = locked;
+        if (options.ifMatch !== undefined && (!current || current.versionId !== options.ifMatch)) {
+          stale();
+        }
+        if (locked && !locked.deleted && !locked.allowed) {
+          // The version being replaced must itself be writable here (criteria, compartment, read-only project).
+          fail(forbiddenWith(`Not allowed to modify ${resource.resourceType}/${id}`));
+        }
+        const input = this.guardedInput(resource, current);
+        const projectId = current?.projectId ?? this.scope.projectId;
+        const version = this.buildVersion(input, id, projectId, (current?.versionId ?? 0) + 1);
+        const item: WriteItem = {
+          version,
+          interaction: current && !current.deleted ? 'update' : 'create',
+          previous: current,
+        };
+        if (await this.writeItems(client, [item], true)) {
+          events.push(toEvent(item));
+          return this.toWriteResult(version, !current || current.deleted) as WriteResult & { resource: T };
+        }
+        // Lost only when the id did not exist and another request created it meanwhile.
+        if (options.ifMatch !== undefined) {
+          stale();
+        }
       }
-    }
-    fail(conflict(`Too many concurrent updates of ${resource.resourceType}/${id}; try again`, 'lock-error'));
+      fail(conflict(`Too many concurrent writes of ${resource.resourceType}/${id}; try again`, 'lock-error'));
+    });
   }
 
   /** Conditional update: PUT Type?query. */
@@ -391,8 +416,16 @@ export class Repository {
 
   async deleteResource(resourceType: string, id: string, options: WriteOptions = {}): Promise<void> {
     this.assertType(resourceType);
-    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.readCurrentRow(resourceType, id, 'delete');
+    const condition = this.visibleTo(resourceType, 'delete');
+    if (!isValidId(id)) {
+      fail(notFoundWith(`${resourceType}/${id} not found`));
+    }
+    await this.inWriteTransaction(async (client, events) => {
+      // Locked like an update, so a delete lands after (or before) concurrent updates, never beside them.
+      const current = await selectCurrentForUpdate(client, resourceType, id, this.projects, condition);
+      if (!current?.allowed) {
+        fail(notFoundWith(`${resourceType}/${id} not found`));
+      }
       if (options.ifMatch !== undefined && current.versionId !== options.ifMatch) {
         fail(preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resourceType}/${id}`));
       }
@@ -409,11 +442,11 @@ export class Repository {
         content: '',
         compartments: [],
       };
-      if (await this.writeBatch([{ version, interaction: 'delete', previous: current }], true)) {
-        return;
-      }
-    }
-    fail(conflict(`Too many concurrent writes of ${resourceType}/${id}; try again`, 'lock-error'));
+      const item: WriteItem = { version, interaction: 'delete', previous: current };
+      // The row is locked: the write cannot lose a race.
+      await this.writeItems(client, [item]);
+      events.push(toEvent(item));
+    });
   }
 
   /** Conditional delete: deletes every match, up to `max` (more: 412). Returns how many were deleted. */
@@ -503,52 +536,29 @@ export class Repository {
   }
 
   /**
-   * Writes versions and their index rows atomically. Returns false (with tolerateRace) when another
-   * writer got there first; otherwise a lost race is a conflict.
+   * Runs fn in a write transaction: a new one, or a savepoint inside the caller's (so a failed
+   * write leaves the caller's transaction usable). The events fn collects are emitted after the
+   * commit (or, inside a caller's transaction, after the caller's commit).
    */
-  private async writeBatch(
-    items: { version: StoredVersion; interaction: WriteEvent['interaction']; previous?: CurrentRow }[],
-    tolerateRace = false,
-  ): Promise<boolean> {
-    const versions = items.map((i) => i.version);
-    const run = async (client: PoolClient): Promise<boolean> => {
-      let written: Set<string>;
-      try {
-        written = await writeVersions(client, versions);
-      } catch (err) {
-        if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
-          throw new OperationOutcomeError(conflict('A resource with that id already exists'), err);
-        }
-        throw err;
-      }
-      const missing = versions.filter((v) => !written.has(versionKey(v.resourceType, v.projectId, v.id)));
-      if (missing.length > 0) {
-        if (tolerateRace) {
-          return false;
-        }
-        fail(conflict(`${missing[0].resourceType}/${missing[0].id} was changed or created concurrently`));
-      }
-      await this.deps.indexer.index(client, versions);
-      await this.verifyWritten(client, versions);
-      return true;
-    };
-    let ok: boolean;
+  private async inWriteTransaction<T>(fn: (client: PoolClient, events: WriteEvent[]) => Promise<T>): Promise<T> {
+    const events: WriteEvent[] = [];
+    let result: T;
     if (this.client) {
-      // Inside a caller's transaction: a savepoint lets a lost race be retried without aborting it.
-      await this.client.query('SAVEPOINT hearth_write');
+      const client = this.client;
+      await client.query('SAVEPOINT hearth_write');
       try {
-        ok = await run(this.client);
-        await this.client.query(ok ? 'RELEASE SAVEPOINT hearth_write' : 'ROLLBACK TO SAVEPOINT hearth_write');
+        result = await fn(client, events);
+        await client.query('RELEASE SAVEPOINT hearth_write');
       } catch (err) {
-        await this.client.query('ROLLBACK TO SAVEPOINT hearth_write');
+        await client.query('ROLLBACK TO SAVEPOINT hearth_write');
         throw err;
       }
     } else {
       const client = await this.deps.pool.connect();
       try {
         await client.query('BEGIN');
-        ok = await run(client);
-        await client.query(ok ? 'COMMIT' : 'ROLLBACK');
+        result = await fn(client, events);
+        await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
         throw err;
@@ -556,16 +566,44 @@ export class Repository {
         client.release();
       }
     }
-    if (ok) {
-      this.emit(
-        items.map((i) => ({
-          interaction: i.interaction,
-          version: i.version,
-          previous: i.previous ? currentRowToVersion(i.previous) : undefined,
-        })),
-      );
+    this.emit(events);
+    return result;
+  }
+
+  /** Writes new resources (version 1) and their index rows in one transaction. */
+  private async writeBatch(items: WriteItem[]): Promise<void> {
+    await this.inWriteTransaction(async (client, events) => {
+      await this.writeItems(client, items);
+      events.push(...items.map(toEvent));
+    });
+  }
+
+  /**
+   * Writes versions and their index rows inside the caller's transaction. A version whose
+   * predecessor is not the stored one is not written: with tolerateRace (single items only) that
+   * returns false with nothing written; otherwise it is a conflict.
+   */
+  private async writeItems(client: PoolClient, items: WriteItem[], tolerateRace = false): Promise<boolean> {
+    const versions = items.map((i) => i.version);
+    let written: Set<string>;
+    try {
+      written = await writeVersions(client, versions);
+    } catch (err) {
+      if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
+        throw new OperationOutcomeError(conflict('A resource with that id already exists'), err);
+      }
+      throw err;
     }
-    return ok;
+    const missing = versions.filter((v) => !written.has(versionKey(v.resourceType, v.projectId, v.id)));
+    if (missing.length > 0) {
+      if (tolerateRace && versions.length === 1) {
+        return false;
+      }
+      fail(conflict(`${missing[0].resourceType}/${missing[0].id} was changed or created concurrently`));
+    }
+    await this.deps.indexer.index(client, versions);
+    await this.verifyWritten(client, versions);
+    return true;
   }
 
   private toWriteResult(version: StoredVersion, created: boolean): WriteResult {
@@ -590,18 +628,6 @@ export class Repository {
     const existing = previous && !previous.deleted ? parseStored(previous.content) : undefined;
     guard.assertInteraction(resource.resourceType, existing ? 'update' : 'create');
     return guard.prepareWrite(resource, existing) as T;
-  }
-
-  /** The version being replaced must itself be writable in this scope (criteria, compartment, read-only). */
-  private async assertWritable(current: CurrentRow): Promise<void> {
-    const condition = this.writableBy(current.resourceType);
-    if (!condition || !this.scope.access?.writeCondition(current.resourceType, 'r', () => 'NULL')) {
-      return;
-    }
-    const row = await selectCurrent(this.db, current.resourceType, current.id, [current.projectId], false, condition);
-    if (!row) {
-      fail(forbiddenWith(`Not allowed to modify ${current.resourceType}/${current.id}`));
-    }
   }
 
   /** Each written row must meet the write condition as stored (index rows included), before COMMIT. */
@@ -639,6 +665,14 @@ export class Repository {
       }
     }
   }
+}
+
+function toEvent(item: WriteItem): WriteEvent {
+  return {
+    interaction: item.interaction,
+    version: item.version,
+    previous: item.previous ? currentRowToVersion(item.previous) : undefined,
+  };
 }
 
 function currentRowToVersion(row: CurrentRow): StoredVersion {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { PoolClient, Queryable } from '../../platform/postgres.js';
 import type { SqlParam, StoredVersion } from '../types.js';
 import { historyTable, resourceTable } from '../tables.js';
@@ -156,10 +157,58 @@ export async function selectCurrent(
   if (lock) {
     sql += ' FOR UPDATE';
   }
-  // Statements with an access condition vary per caller, so only the plain ones are named (prepared once).
-  const name = extra ? undefined : `hearth_cur_${resourceType}_${projects ? 'p' : 'a'}${lock ? 'l' : ''}`;
+  const name = extra
+    ? preparedName('hearth_cur', sql)
+    : `hearth_cur_${resourceType}_${projects ? 'p' : 'a'}${lock ? 'l' : ''}`;
   const result = await db.query<CurrentDbRow>({ name, text: sql, values: params });
   return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
+}
+
+/**
+ * The current row of one resource, locked until the transaction ends (FOR UPDATE), with whether it
+ * meets `condition` (the access guard's) computed in the same round trip. Concurrent writers of one
+ * resource queue here; each then sees the version the one before it committed.
+ */
+export async function selectCurrentForUpdate(
+  db: PoolClient,
+  resourceType: string,
+  id: string,
+  projects: string[] | undefined,
+  condition?: RowCondition,
+): Promise<(CurrentRow & { allowed: boolean }) | undefined> {
+  const params: unknown[] = [id];
+  let where = 'id = $1';
+  if (projects) {
+    params.push(projects);
+    where += ` AND project_id = ANY($2::uuid[])`;
+  }
+  const allowed = condition?.('r', bind(params)) ?? 'true';
+  const text = `SELECT ${CURRENT_COLUMNS}, (${allowed}) AS allowed FROM ${resourceTable(resourceType)} r
+    WHERE ${where} ORDER BY project_id LIMIT 1 FOR UPDATE OF r`;
+  const result = await db.query<CurrentDbRow & { allowed: boolean }>({
+    name: preparedName('hearth_lock', text),
+    text,
+    values: params,
+  });
+  const row = result.rows[0];
+  return row ? { ...toCurrentRow(row), allowed: row.allowed === true } : undefined;
+}
+
+const preparedNames = new Map<string, string>();
+const MAX_PREPARED_TEXTS = 2000;
+
+/**
+ * A prepared-statement name for a statement whose text varies with the access guard: the same
+ * guard shape gives the same text, so each connection parses and plans it once. Past a bound
+ * (many distinct policies) new texts run unnamed rather than grow every connection's cache.
+ */
+function preparedName(prefix: string, text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (!name && preparedNames.size < MAX_PREPARED_TEXTS) {
+    name = `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 /** Current rows of many resources of one type, in one query. */
@@ -183,7 +232,7 @@ export async function selectCurrentMany(
   if (extra) {
     sql += ` AND (${extra})`;
   }
-  const result = await db.query<CurrentDbRow>(sql, params);
+  const result = await db.query<CurrentDbRow>({ name: preparedName('hearth_many', sql), text: sql, values: params });
   return result.rows.map(toCurrentRow);
 }
 
@@ -207,7 +256,7 @@ export async function selectVersion(
     sql += ` AND ${extra}`;
   }
   sql += ' LIMIT 1';
-  const name = extra ? undefined : `hearth_ver_${resourceType}_${projects ? 'p' : 'a'}`;
+  const name = extra ? preparedName('hearth_ver', sql) : `hearth_ver_${resourceType}_${projects ? 'p' : 'a'}`;
   const result = await db.query<CurrentDbRow>({ name, text: sql, values: params });
   return result.rows[0] ? toCurrentRow(result.rows[0]) : undefined;
 }
@@ -307,6 +356,6 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
     ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     ORDER BY h.last_updated DESC, h.resource_type, h.id, h.version_id DESC
     LIMIT ${p(q.count + 1)}`;
-  const result = await db.query<CurrentDbRow>(sql, params);
+  const result = await db.query<CurrentDbRow>({ name: preparedName('hearth_hist', sql), text: sql, values: params });
   return result.rows.map(toCurrentRow);
 }
