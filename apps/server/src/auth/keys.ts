@@ -87,7 +87,7 @@ export class KeyStore {
   /** Generates a new key when the newest is older than the rotation period; retires expired keys. */
   async rotateIfDue(now = Date.now()): Promise<void> {
     await this.reload();
-    const newest = this.keys[0];
+    const newest = this.signingKey();
     const rotationMs = this.options.rotationDays * DAY_MS;
     if (newest && now - newest.createdAt < rotationMs) {
       return;
@@ -97,7 +97,7 @@ export class KeyStore {
       await client.query('SELECT pg_advisory_lock($1)', [KEY_LOCK]);
       try {
         await this.reload();
-        const current = this.keys[0];
+        const current = this.signingKey();
         if (!current || now - current.createdAt >= rotationMs) {
           await this.generate();
           await this.retireOld(now);
@@ -131,8 +131,9 @@ export class KeyStore {
   /** Marks keys inactive once nothing they signed can still be valid. */
   private async retireOld(now: number): Promise<void> {
     const limit = this.options.rotationDays * DAY_MS + this.options.retireAfterMs;
-    for (const key of this.keys.slice(1)) {
-      if (now - key.createdAt > limit) {
+    const signing = this.signingKey();
+    for (const key of this.keys) {
+      if (key !== signing && now - key.createdAt > limit) {
         const repo = this.options.systemRepo();
         const { resource } = await repo.readResource<JsonWebKeyResource>('JsonWebKey', key.kid);
         await repo.updateResource({ ...resource, active: false });
@@ -179,6 +180,14 @@ export class KeyStore {
     this.lastReload = Date.now();
   }
 
+  /**
+   * The newest key of the configured algorithm. After HEARTH_SIGNING_ALGORITHM changes, keys of
+   * the old one only verify (until retired), and a key of the new one is made at once.
+   */
+  private signingKey(): LoadedKey | undefined {
+    return this.keys.find((k) => k.alg === this.options.algorithm);
+  }
+
   /** The public keys, for /.well-known/jwks.json. */
   publicKeys(): { keys: JWK[] } {
     return { keys: this.keys.map((k) => k.publicJwk) };
@@ -186,7 +195,7 @@ export class KeyStore {
 
   /** Signs a JWT with the current key; `expiresIn` in seconds; `typ` tells token kinds apart (RFC 9068 at+jwt). */
   async sign(payload: JWTPayload, expiresInSeconds: number, typ = 'JWT'): Promise<string> {
-    const key = this.keys[0];
+    const key = this.signingKey();
     if (!key) {
       throw new Error('No signing key loaded');
     }

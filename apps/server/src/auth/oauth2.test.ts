@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { addTestMember, pkcePair, signIn } from '../test/auth.js';
 import type { ClientApplication } from './types.js';
@@ -438,6 +438,27 @@ describe('other grants and endpoints', () => {
     expect(keys.length).toBe(before + 1);
     // A token signed by the previous key is still accepted.
     expect((await t.app.inject({ url: '/auth/me', headers: t.authHeaders })).statusCode).toBe(200);
+  });
+
+  it('switches to RS256 when configured: a new RSA key signs at once, EC tokens still verify', async () => {
+    const rsa = await createTestApp({ db: t.db, config: { signingAlgorithm: 'RS256' } });
+    try {
+      const jwks = (await rsa.app.inject({ url: '/.well-known/jwks.json' })).json().keys as { kty: string }[];
+      expect(jwks.map((k) => k.kty).sort()).toEqual(expect.arrayContaining(['EC', 'RSA']));
+      expect(decodeProtectedHeader(rsa.token).alg).toBe('RS256');
+      const discovery = (await rsa.app.inject({ url: '/.well-known/openid-configuration' })).json();
+      expect(discovery.id_token_signing_alg_values_supported).toContain('RS256');
+      // The ES256 server's token is still good on the RS256 server, and the reverse.
+      expect((await rsa.app.inject({ url: '/auth/me', headers: t.authHeaders })).statusCode).toBe(200);
+      await t.services.auth.keys.reload();
+      expect((await t.app.inject({ url: '/auth/me', headers: rsa.authHeaders })).statusCode).toBe(200);
+      // Restarting with the same algorithm makes no further key.
+      const before = jwks.length;
+      await rsa.services.auth.keys.rotateIfDue();
+      expect(rsa.services.auth.keys.publicKeys().keys.length).toBe(before);
+    } finally {
+      await rsa.close();
+    }
   });
 });
 
