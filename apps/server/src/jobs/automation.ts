@@ -76,6 +76,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     logger,
     jobs,
     matcher: deps.repositoryDeps.matcher,
+    indexer: deps.repositoryDeps.indexer,
     registry: deps.search.registry,
     systemRepo: deps.systemRepo,
     members,

@@ -1,8 +1,8 @@
 import { evalFhirPathBoolean, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
-import type { Queryable } from '../platform/postgres.js';
+import type { Pool, PoolClient } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
-import type { ConditionalMatcher } from '../storage/types.js';
+import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import type { ActiveSubscriptions } from './active.js';
@@ -26,14 +26,26 @@ const MAX_CARRIED_CONTENT = 16 * 1024;
 export interface EvaluatorDeps {
   active: ActiveSubscriptions;
   pretest: CriteriaPretest;
-  db: Queryable;
+  db: Pool;
   matcher: ConditionalMatcher;
+  /** Indexes a deleted resource's last version for a moment, so criteria can be searched on it. */
+  indexer: SearchIndexer;
   systemRepo: (projectId?: string) => Repository;
   members: MemberRepositories;
   jobs: JobQueue;
   broadcaster: Broadcaster;
   defaultMaxAttempts: number;
   logger: Logger;
+}
+
+/** Criteria naming only ids (and result parameters): decided by matchesWithoutIndex alone. */
+function isIdOnly(query: string): boolean {
+  for (const [name] of new URLSearchParams(query)) {
+    if (name !== '_id' && !['_count', '_sort', '_total', '_summary', '_elements'].includes(name)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Search parameters that can be checked without the search index (criteria of a deleted resource). */
@@ -50,15 +62,82 @@ function matchesWithoutIndex(query: string, id: string): boolean {
   return true;
 }
 
+/** Thrown to roll back the transaction a deleted resource was searched in; carries the result. */
+class SearchedDeleted extends Error {
+  constructor(readonly matched: Set<string>) {
+    super('rolled back');
+  }
+}
+
+/**
+ * Which of `queries` the last version of a deleted resource matches. The deletion removed its
+ * index rows, so for the length of one transaction that is always rolled back, the resource row
+ * is marked live again and its last version indexed, and the queries run as searches there: the
+ * criteria of a deletion mean exactly what they mean in a search of the resource before it.
+ */
+async function deletedResourceMatches(
+  deps: EvaluatorDeps,
+  change: ChangeEvent,
+  last: Resource,
+  queries: string[],
+): Promise<Set<string>> {
+  const client: PoolClient = await deps.db.connect();
+  try {
+    await client.query('BEGIN');
+    const revived = await client.query(
+      `UPDATE resource SET deleted = false, compartments = $4::text[]
+       WHERE resource_type = $1 AND project_id = $2::uuid AND id = $3 AND deleted`,
+      [change.resourceType, change.projectId, change.id, deps.indexer.compartmentsOf(last)],
+    );
+    const matched = new Set<string>();
+    if (revived.rowCount === 1) {
+      await deps.indexer.index(client, [
+        {
+          resourceType: change.resourceType,
+          id: change.id,
+          projectId: change.projectId,
+          versionId: change.previousVersionId ?? 1,
+          lastUpdated: new Date(last.meta?.lastUpdated ?? Date.now()),
+          deleted: false,
+          resource: last,
+          content: JSON.stringify(last),
+          compartments: [],
+        },
+      ]);
+      const scope = { projectId: change.projectId, readProjects: [change.projectId] };
+      for (const query of queries) {
+        const ids = await deps.matcher.findIds(
+          client,
+          scope,
+          change.resourceType,
+          `${query}&_id=${encodeURIComponent(change.id)}`,
+          1,
+        );
+        if (ids.includes(change.id)) {
+          matched.add(query);
+        }
+      }
+    }
+    throw new SearchedDeleted(matched);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    if (err instanceof SearchedDeleted) {
+      return err.matched;
+    }
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 /**
  * Evaluates one committed change against the active subscriptions of its project and queues a
  * delivery for each that fires (websocket subscriptions are broadcast at once instead). A
  * subscription fires when its interaction filter allows the interaction, its criteria matches the
  * resource (the search runs in SQL, restricted to the resource's id, so criteria mean exactly
  * what they mean in a search), its FHIRPath filter holds with %current and %previous, and its
- * author may read the resource. A deletion is matched on its last version: criteria with search
- * parameters other than _id cannot be checked once the index rows are gone, so those do not fire
- * on deletes; FHIRPath filters (with %previous) are the way to select deletions.
+ * author may read the resource. A deletion is matched on its last version (see
+ * deletedResourceMatches).
  */
 interface QueuedDelivery {
   data: DeliveryJob;
@@ -99,12 +178,32 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
   // Criteria: a pre-test on the JSON text, then one search per distinct query, restricted to this id.
   let lower: string | undefined;
   const lowerText = (): string => (lower ??= JSON.stringify(subject).toLowerCase());
+  // Deletions: the queries that need the index are searched together on the last version.
+  let deletedMatches: Promise<Set<string>> | undefined;
+  const deletedMatch = (query: string): Promise<boolean> => {
+    deletedMatches ??= (async () => {
+      const queries = [...new Set(candidates.map((c) => c.query))].filter((q) => !isIdOnly(q));
+      const possible: string[] = [];
+      for (const q of queries) {
+        if (await deps.pretest.mayMatch(change.projectId, change.resourceType, q, lowerText())) {
+          possible.push(q);
+        }
+      }
+      return possible.length > 0 ? deletedResourceMatches(deps, change, subject, possible) : new Set<string>();
+    })();
+    return deletedMatches.then((set) => set.has(query));
+  };
   const criteriaResults = new Map<string, Promise<boolean>>();
   const criteriaMatch = (query: string): Promise<boolean> => {
     let result = criteriaResults.get(query);
     if (!result) {
       if (change.interaction === 'delete') {
-        result = Promise.resolve(matchesWithoutIndex(query, change.id));
+        result = isIdOnly(query)
+          ? Promise.resolve(matchesWithoutIndex(query, change.id))
+          : deletedMatch(query).catch((err: unknown) => {
+              deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated on a deletion');
+              return false;
+            });
       } else if (!query) {
         result = Promise.resolve(true);
       } else {

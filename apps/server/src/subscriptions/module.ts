@@ -3,7 +3,7 @@ import type { Logger } from '../platform/logger.js';
 import type { OutboundPolicy } from '../platform/outbound-http.js';
 import type { Pool } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
-import type { ConditionalMatcher, WriteListener } from '../storage/types.js';
+import type { ConditionalMatcher, SearchIndexer, WriteListener } from '../storage/types.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MemberRepositories } from '../jobs/actor.js';
@@ -25,6 +25,7 @@ export interface SubscriptionModuleDeps {
   logger: Logger;
   jobs: JobQueue;
   matcher: ConditionalMatcher;
+  indexer: SearchIndexer;
   registry: ParamRegistry;
   systemRepo: (projectId?: string) => Repository;
   members: MemberRepositories;
@@ -86,6 +87,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
           pretest,
           db: deps.pool,
           matcher: deps.matcher,
+          indexer: deps.indexer,
           systemRepo: deps.systemRepo,
           members: deps.members,
           jobs: deps.jobs,

@@ -224,6 +224,39 @@ describe('rest-hook subscriptions', () => {
     expect(JSON.parse(hit.body)).toMatchObject({ resourceType: 'Organization', name: 'Doomed' });
   });
 
+  it('matches the criteria of a deletion against the deleted resource, which stays deleted', async () => {
+    await create(
+      subscription('HealthcareService?name=Closing', `${receiver.url}deleted-by-criteria`, {
+        extension: [{ url: `${EXT}subscription-supported-interaction`, valueCode: 'delete' }],
+      }),
+    );
+    const closing = await create({ resourceType: 'HealthcareService', name: 'Closing' });
+    const staying = await create({ resourceType: 'HealthcareService', name: 'Staying' });
+    for (const id of [staying.id, closing.id]) {
+      const res = await fetch(new URL(`fhir/R4/HealthcareService/${id}`, t.baseUrl), {
+        method: 'DELETE',
+        headers: t.authHeaders,
+      });
+      expect(res.status).toBeLessThan(300);
+    }
+    const [hit] = await waitFor(() =>
+      arrivals(closing.id, '/deleted-by-criteria').length ? arrivals(closing.id, '/deleted-by-criteria') : undefined,
+    );
+    expect(hit.headers['x-medplum-deleted-resource']).toBe(`HealthcareService/${closing.id}`);
+    expect(JSON.parse(hit.body)).toMatchObject({ resourceType: 'HealthcareService', name: 'Closing' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(arrivals(staying.id, '/deleted-by-criteria')).toHaveLength(0);
+    // The evaluation left no trace: the resource is still gone, from reads and from searches.
+    const read = await fetch(new URL(`fhir/R4/HealthcareService/${closing.id}`, t.baseUrl), {
+      headers: t.authHeaders,
+    });
+    expect(read.status).toBe(410);
+    const search = await fetch(new URL('fhir/R4/HealthcareService?name=Closing', t.baseUrl), {
+      headers: t.authHeaders,
+    });
+    expect(((await search.json()) as { entry?: unknown[] }).entry ?? []).toHaveLength(0);
+  });
+
   it('$resend sends a resource again to its matching subscriptions', async () => {
     const sub = await create(subscription('Location?name=Resent', `${receiver.url}resend`));
     const loc = await create({ resourceType: 'Location', name: 'Resent' });
