@@ -3,6 +3,7 @@ import type { CodeableConcept, Coding } from '@hearth/core';
 import { useState, type ReactNode } from 'react';
 import { CodingInput, useValueSetSearch } from '../CodingInput/CodingInput.js';
 import { codingKey, codingLabel } from '../CodingInput/valueset.js';
+import { clearButtonProps } from '../util/a11y.js';
 
 export interface CodeableConceptInputProps {
   label?: string;
@@ -55,6 +56,7 @@ export function CodeableConceptInput(props: CodeableConceptInputProps): ReactNod
       error={error}
       searchable
       clearable
+      clearButtonProps={clearButtonProps(label)}
       data={[...byKey.entries()].map(([key, c]) => ({ value: key, label: codingLabel(c) }))}
       value={chosen.map(codingKey)}
       searchValue={search}

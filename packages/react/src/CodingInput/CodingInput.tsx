@@ -4,6 +4,7 @@ import type { Coding } from '@hearth/core';
 import { useEffect, useState, type ReactNode } from 'react';
 import { useHearth, useMetadata } from '../provider/HearthProvider.js';
 import { codingKey, codingLabel, expandValueSet } from './valueset.js';
+import { clearButtonProps } from '../util/a11y.js';
 
 export interface CodingInputProps {
   label?: string;
@@ -88,6 +89,7 @@ export function CodingInput({ label, valueSet, value, onChange, error, required,
       error={error}
       searchable
       clearable
+      clearButtonProps={clearButtonProps(label)}
       data={options}
       value={value?.code ? codingKey(value) : null}
       searchValue={search}

@@ -14,6 +14,7 @@ import type { Questionnaire, QuestionnaireItem, QuestionnaireItemEnableWhen } fr
 import { useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { QuestionnaireForm } from '../QuestionnaireForm/QuestionnaireForm.js';
+import { clearButtonProps } from '../util/a11y.js';
 
 export interface QuestionnaireBuilderProps {
   defaultValue: Questionnaire;
@@ -228,6 +229,7 @@ function ItemEditor(props: {
           <Select
             label="Enable when question"
             clearable
+            clearButtonProps={clearButtonProps('enable when question')}
             data={props.questions.filter((l) => l !== item.linkId)}
             value={condition?.question ?? null}
             onChange={(question) => setCondition(question ? { question } : undefined)}

@@ -7,6 +7,7 @@ import { DateTimeInput } from '../DateTimeInput/DateTimeInput.js';
 import { NumericInput } from '../NumericInput/NumericInput.js';
 import { ReferenceInput } from '../ReferenceInput/ReferenceInput.js';
 import { answerValue, pickValue, valueKeyFor, type Answer } from './logic.js';
+import { clearButtonProps } from '../util/a11y.js';
 
 export interface AnswerInputProps {
   item: QuestionnaireItem;
@@ -107,6 +108,7 @@ export function AnswerInput({ item, answers, onChange, error }: AnswerInputProps
         {...common}
         searchable
         clearable
+        clearButtonProps={clearButtonProps(label)}
         data={options}
         value={chosen[0] ?? null}
         onChange={(k) => onChange(k ? toAnswers([k]) : [])}

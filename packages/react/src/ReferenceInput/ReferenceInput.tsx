@@ -4,6 +4,7 @@ import { getDisplayString, getReferenceString, type Reference, type Resource } f
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import { useHearth, useMetadata } from '../provider/HearthProvider.js';
 import { getResourceTypes, getSearchParams } from '../provider/metadata.js';
+import { clearButtonProps } from '../util/a11y.js';
 
 export interface ReferenceInputProps {
   label?: string;
@@ -111,6 +112,7 @@ export function ReferenceInput(props: ReferenceInputProps): ReactNode {
         placeholder={placeholder ?? `Search ${targetType}`}
         searchable
         clearable
+        clearButtonProps={clearButtonProps(label)}
         data={options}
         value={value?.reference ?? null}
         searchValue={search}

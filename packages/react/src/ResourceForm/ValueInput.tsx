@@ -11,6 +11,7 @@ import { issuesAt } from '../util/outcome.js';
 import { NumericInput } from '../NumericInput/NumericInput.js';
 import { MAX_DEPTH, useFormContext } from './context.js';
 import { NestedInput } from './ElementsInput.js';
+import { clearButtonProps } from '../util/a11y.js';
 
 export interface ValueInputProps {
   name: string;
@@ -65,6 +66,7 @@ export function ValueInput(props: ValueInputProps): ReactNode {
           <Select
             {...common}
             clearable
+            clearButtonProps={clearButtonProps(common.label)}
             data={[...new Set(codes.map((c) => c.code))]}
             value={(value as string) ?? null}
             onChange={(v) => onChange(v ?? undefined)}
