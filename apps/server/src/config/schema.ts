@@ -258,7 +258,7 @@ export const configSchema = {
     'HEARTH_GRAPHIQL_ENABLED',
     'boolean',
     true,
-    'Whether the GraphiQL page is served at /fhir/R4/$graphiql (it loads GraphiQL from unpkg.com in the browser).',
+    "Whether /fhir/R4/$graphiql sends browsers to the web app's GraphiQL page (/graphiql, at HEARTH_APP_BASE_URL or on this server).",
   ),
 } as const;
 

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { findAppDist } from '../app-static/plugin.js';
+import { appBaseUrl } from '../auth/deps.js';
 import type { Config } from '../config/schema.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { Logger } from '../platform/logger.js';
@@ -17,7 +19,7 @@ export interface GraphqlModuleDeps {
 export interface GraphqlModule {
   /** Registers `$graphql` (system and instance level). */
   registerOperations(registry: OperationRegistry): void;
-  /** HTTP routes outside the FHIR plugin (the GraphiQL page); register under the FHIR base prefix. */
+  /** HTTP routes outside the FHIR plugin (`$graphiql`, a redirect to the app's GraphiQL); register under the FHIR base prefix. */
   routes(app: FastifyInstance): Promise<void>;
   /** The schemas, built on first call and shared by the process. */
   schemas(): FhirGraphqlSchemas;
@@ -42,7 +44,9 @@ export function createGraphqlModule(deps: GraphqlModuleDeps): GraphqlModule {
     },
     async routes(app) {
       if (config.graphiqlEnabled) {
-        await graphiqlRoutes(app);
+        // The app's GraphiQL page: where HEARTH_APP_BASE_URL says, or this server when it serves the app.
+        const appUrl = config.appBaseUrl || findAppDist() ? appBaseUrl(config) : undefined;
+        await graphiqlRoutes(app, { appUrl });
       }
       // The schema is built once per process at start-up, once the server listens (so that it
       // does not delay start-up, and apps that never listen, like most tests, never build it).
