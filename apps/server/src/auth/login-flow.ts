@@ -142,6 +142,11 @@ export async function nextStep(deps: AuthDeps, login: Login, user: User): Promis
   if (memberships.length === 1) {
     return chooseMembership(deps, login, memberships[0]);
   }
+  if (memberships.length === 0 && (await fittingMemberships(deps, login, true)).length > 0) {
+    // Memberships that would fit, all disabled: say so, rather than offer an empty choice.
+    fail(forbiddenWith('The project membership of this user is not active'));
+  }
+  // None at all: a new user, who goes on with /auth/newproject or /auth/newpatient.
   return { login: login.id as string, memberships: memberships.map(withoutSecrets) };
 }
 
@@ -149,11 +154,17 @@ function withoutSecrets(m: ProjectMembership): ProjectMembership {
   return m;
 }
 
-/** Active memberships of the login's user that fit its project, client and profile type. */
-export async function fittingMemberships(deps: AuthDeps, login: Login): Promise<ProjectMembership[]> {
+/** Active memberships (or, asked for, inactive ones too) of the login's user that fit its project, client and profile type. */
+export async function fittingMemberships(
+  deps: AuthDeps,
+  login: Login,
+  includeInactive = false,
+): Promise<ProjectMembership[]> {
   const projectId = login.project?.reference?.replace(/^Project\//, '');
   let memberships = await findMembershipsOfUser(deps.pool, login.user.reference as string, projectId);
-  memberships = memberships.filter((m) => m.active !== false && m.project?.reference === `Project/${m.meta?.project}`);
+  memberships = memberships.filter(
+    (m) => (includeInactive || m.active !== false) && m.project?.reference === `Project/${m.meta?.project}`,
+  );
   if (login.client) {
     const client = await readByReference<ClientApplication>(deps.pool, login.client.reference);
     const clientProject = client?.meta?.project;

@@ -491,7 +491,38 @@ describe('admins and members', () => {
       url: '/auth/login',
       payload: { email: m.email, password: m.password },
     });
+    expect(login.statusCode).toBe(403);
+    expect(login.json().resourceType).toBe('OperationOutcome');
     expect(login.json().code).toBeUndefined();
+    // In the browser flow the app hears access_denied.
+    const redirectUri = 'https://disabled.example/cb';
+    const client = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/admin/projects/${t.testProject.projectId}/client`,
+        headers: admin(),
+        payload: { name: 'Disabled check', redirectUri },
+      })
+    ).json();
+    const browser = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/authorize',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        response_type: 'code',
+        client_id: client.id,
+        redirect_uri: redirectUri,
+        code_challenge: 'c'.repeat(43),
+        code_challenge_method: 'S256',
+        state: 's1',
+        email: m.email,
+        password: m.password,
+      }).toString(),
+    });
+    expect(browser.statusCode).toBe(302);
+    const location = new URL(browser.headers.location as string);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('code')).toBeNull();
   });
 
   it('a deleted user stops its tokens', async () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fail, forbiddenWith, isValidId } from '@hearth/core';
+import { fail, forbiddenWith, isValidId, OperationOutcomeError } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { auditLogin } from '../audit.js';
 import { assertNotLocked, recordFailure, recordSuccess } from '../brute-force.js';
@@ -305,7 +305,20 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       codeChallenge: fields.code_challenge,
       codeChallengeMethod: fields.code_challenge ? (fields.code_challenge_method ?? 'plain') : undefined,
     };
-    const result = await startLogin(deps, { user: user as User, authMethod: 'password', params, client, info });
+    let result: LoginResponse;
+    try {
+      result = await startLogin(deps, { user: user as User, authMethod: 'password', params, client, info });
+    } catch (err) {
+      // A signed-in user the app may not have (disabled membership): the app hears it as access_denied.
+      if (err instanceof OperationOutcomeError && err.status === 403) {
+        return redirectWith(reply, fields.redirect_uri as string, {
+          error: 'access_denied',
+          error_description: err.outcome.issue[0]?.details?.text,
+          state: fields.state,
+        });
+      }
+      throw err;
+    }
     return finish(reply, fields, client, result);
   });
 
