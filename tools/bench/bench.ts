@@ -35,6 +35,8 @@ export interface BenchContext {
   concurrency: number;
   scale: number;
   log(message: string): void;
+  /** The server's database, when known: workloads refresh planner statistics after seeding. */
+  databaseUrl?: string;
 }
 
 const { values: args } = parseArgs({
@@ -186,10 +188,10 @@ async function main(): Promise<void> {
   const client = new BenchClient(`${baseUrl}fhir/R4`, concurrency);
   try {
     client.headers = await signIn(baseUrl, args.email as string, args.password as string);
-    const ctx: BenchContext = { client, concurrency, scale, log };
+    const databaseUrl = server?.databaseUrl ?? process.env.DATABASE_URL;
+    const ctx: BenchContext = { client, concurrency, scale, log, databaseUrl };
     const rows: { s: Scenario; r: Measured }[] = [];
     let baselineRate = NaN;
-    const databaseUrl = server?.databaseUrl ?? process.env.DATABASE_URL;
     if (databaseUrl) {
       databaseCpu = await DatabaseCpu.open(databaseUrl);
       log('measuring raw-SQL baseline...');

@@ -22,6 +22,11 @@ export function createPool(options: PoolOptions): pg.Pool {
     statement_timeout: options.statementTimeoutMs,
     application_name: options.applicationName ?? 'hearth',
     idleTimeoutMillis: 30000,
+    // No parallel query: requests are short and many run at once, so a worker only takes a core
+    // from another request; and with small LIMITs the planner's parallel plans were its worst
+    // (a sorted search page: a parallel hash join and sort of every match, ~50x the ordered
+    // index scan it chose without workers).
+    options: '-c max_parallel_workers_per_gather=0',
   });
   // A connection dropped while idle must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
