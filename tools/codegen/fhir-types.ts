@@ -338,7 +338,13 @@ export type ExtractResource<K extends ResourceType> = ResourceTypeMap[K];
   }
 
   indexFile(files: string[]): string {
-    return `${HEADER}\n${files.map((f) => `export type * from './${f}.js';`).join('\n')}\n`;
+    const doc = [
+      '/**',
+      ' * TypeScript types for every FHIR R4 resource and data type, and the Hearth platform types.',
+      ' * @module @hearth/fhir-types',
+      ' */',
+    ].join('\n');
+    return `${HEADER}\n${doc}\n${files.map((f) => `export type * from './${f}.js';`).join('\n')}\n`;
   }
 
   /** Checks that no two schema types map to the same TypeScript name. */

@@ -1,3 +1,9 @@
+/**
+ * The Hearth TypeScript SDK: `HearthClient` (sign-in, FHIR REST, operations, binaries, project
+ * administration), the FHIR R4 and platform types, OperationOutcome helpers, search request
+ * parsing, FHIRPath, display and validation helpers. For browsers and Node 20, ESM and CommonJS.
+ * @module @hearth/core
+ */
 export * from './fhir-types.js';
 export * from './ids.js';
 export * from './outcome.js';

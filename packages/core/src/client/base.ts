@@ -106,6 +106,7 @@ export class ClientBase {
     set.add(listener);
   }
 
+  /** Stops calling a listener added with addEventListener. */
   removeEventListener(event: ClientEvent, listener: () => void): void {
     this.listeners.get(event)?.delete(listener);
   }
