@@ -112,6 +112,47 @@ describe('ValueSet/$expand on the R4 value sets', () => {
     expect(abstract.abstract).toBe(true);
   });
 
+  it('expands the HL7 v2 tables and v3 code systems of the definitions package', async () => {
+    const v2 = await get('ValueSet/$expand?url=http://terminology.hl7.org/ValueSet/v2-0001');
+    expect(v2.statusCode).toBe(200);
+    expect(codes(v2.json())).toEqual(expect.arrayContaining(['F', 'M', 'U']));
+    expect(v2.json().expansion.contains[0].system).toBe('http://terminology.hl7.org/CodeSystem/v2-0001');
+    const lookup = await get('CodeSystem/$lookup?system=http://terminology.hl7.org/CodeSystem/v2-0001&code=F');
+    expect(lookup.json().parameter.find((p: { name: string }) => p.name === 'display').valueString).toBe('Female');
+    const v3 = await get('ValueSet/$expand?url=http://terminology.hl7.org/ValueSet/v3-MaritalStatus&filter=married');
+    expect(codes(v3.json())).toContain('M');
+  });
+
+  it('date picks the version of a value set published on or before it', async () => {
+    const url = 'http://example.org/fhir/ValueSet/dated';
+    const version = (v: string, date: string, codes: string[]) =>
+      post('ValueSet', {
+        resourceType: 'ValueSet',
+        url,
+        version: v,
+        date,
+        status: 'active',
+        compose: {
+          include: [
+            {
+              system: 'http://hl7.org/fhir/administrative-gender',
+              concept: codes.map((code) => ({ code })),
+            },
+          ],
+        },
+      });
+    expect((await version('1', '2020-01-01', ['male'])).statusCode).toBe(201);
+    expect((await version('2', '2023-06-01', ['male', 'female'])).statusCode).toBe(201);
+    const at = async (date?: string) =>
+      codes((await get(`ValueSet/$expand?url=${url}${date ? `&date=${date}` : ''}`)).json());
+    expect(await at()).toEqual(['male', 'female']);
+    expect(await at('2021-05-05')).toEqual(['male']);
+    expect(await at('2024-01-01')).toEqual(['male', 'female']);
+    const before = await get(`ValueSet/$expand?url=${url}&date=2019-01-01`);
+    expect(before.statusCode).toBe(404);
+    expect(before.json().resourceType).toBe('OperationOutcome');
+  });
+
   it('answers 404 for an unknown value set and 400 without a url', async () => {
     expect((await get('ValueSet/$expand?url=http://example.org/nope')).statusCode).toBe(404);
     expect((await get('ValueSet/$expand')).statusCode).toBe(400);

@@ -65,6 +65,15 @@ describe('token :in and :not-in answered by terminology', () => {
     expect(cards.sort()).toEqual([ids.AE, ids.DN].sort());
   });
 
+  it('answers :below and :above through the code system hierarchy', async () => {
+    const below = await search('Account?type:below=http://terminology.hl7.org/CodeSystem/v3-ActCode|CC');
+    expect(below.sort()).toEqual([ids.AE, ids.DN].sort());
+    const above = await search('Account?type:above=http://terminology.hl7.org/CodeSystem/v3-ActCode|AE');
+    expect(above).toEqual([ids.AE]);
+    const notBelow = await search('Account?type:below=http://terminology.hl7.org/CodeSystem/v3-ActCode|CASH');
+    expect(notBelow).toEqual([ids.CASH]);
+  });
+
   it('answers 400 for an unknown value set', async () => {
     const res = await t.app.inject({ url: '/fhir/R4/Account?type:in=http://example.org/none', headers: t.authHeaders });
     expect(res.statusCode).toBe(400);
