@@ -274,6 +274,9 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await page.goto(url(`/Questionnaire/${questionnaire.id}/preview`));
     await page.getByLabel('Do you smoke?').waitFor();
     expect(await page.getByLabel('Packs per day').count()).toBe(0);
+    // About the patient created above.
+    await page.getByRole('textbox', { name: 'Subject' }).fill('Zebra');
+    await page.getByRole('option', { name: /Zebrafish-Jones/ }).click();
     await page.getByLabel('Do you smoke?').check();
     await page.getByLabel('Packs per day').fill('2');
     await page.getByLabel('Good').check();
@@ -284,6 +287,7 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
       questionnaire: `Questionnaire/${questionnaire.id}`,
     });
     const responses = response ? [response] : await api.searchResources('QuestionnaireResponse', {});
+    expect(responses[0]?.subject?.reference).toBe(`Patient/${patientId}`);
     expect(responses[0]?.item).toEqual([
       { linkId: 'smoker', text: 'Do you smoke?', answer: [{ valueBoolean: true }] },
       { linkId: 'packs', text: 'Packs per day', answer: [{ valueInteger: 2 }] },
@@ -593,6 +597,14 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await page.getByText('Second lab').waitFor();
     await page.keyboard.press('Escape');
   }, 120_000);
+
+  it("shows the server's message for a resource that does not exist", async () => {
+    await page.goto(url('/Patient/00000000-0000-4000-8000-000000000000'));
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /not found/i })
+      .waitFor();
+  }, 60_000);
 
   it('fits a tablet screen', async () => {
     await page.setViewportSize({ width: 800, height: 1100 });

@@ -1,10 +1,11 @@
 import { Alert, Anchor, Group, Loader, Stack, Tabs, Text, Title } from '@mantine/core';
-import { getDisplayString, type Questionnaire, type Resource } from '@hearth/core';
+import { getDisplayString, type Questionnaire, type Reference, type Resource } from '@hearth/core';
 import {
   JsonEditor,
   OperationOutcomeAlert,
   QuestionnaireBuilder,
   QuestionnaireForm,
+  ReferenceInput,
   ResourceAvatar,
   ResourceBlame,
   ResourceForm,
@@ -132,10 +133,12 @@ export function ResourcePage(): ReactNode {
   );
 }
 
-/** Fills in a questionnaire and stores the QuestionnaireResponse. */
+/** Fills in a questionnaire about a subject (a Patient unless it names other types) and stores the response. */
 function QuestionnaireFill({ questionnaire }: { questionnaire: Questionnaire }): ReactNode {
   const client = useHearth();
   const [saved, setSaved] = useState<Resource | undefined>(undefined);
+  const [subject, setSubject] = useState<Reference | undefined>(undefined);
+  const subjectTypes = questionnaire.subjectType?.length ? questionnaire.subjectType : ['Patient'];
   if (saved) {
     return (
       <Alert color="green" role="status" title="Response saved">
@@ -146,9 +149,13 @@ function QuestionnaireFill({ questionnaire }: { questionnaire: Questionnaire }):
     );
   }
   return (
-    <QuestionnaireForm
-      questionnaire={questionnaire}
-      onSubmit={async (response) => setSaved((await client.createResource(response)) as Resource)}
-    />
+    <Stack maw={760}>
+      <ReferenceInput label="Subject" targetTypes={subjectTypes} value={subject} onChange={setSubject} />
+      <QuestionnaireForm
+        questionnaire={questionnaire}
+        subject={subject}
+        onSubmit={async (response) => setSaved((await client.createResource(response)) as Resource)}
+      />
+    </Stack>
   );
 }
