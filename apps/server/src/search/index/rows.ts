@@ -81,8 +81,11 @@ export interface IndexRow {
 }
 
 export type RowSet = Record<Kind, IndexRow[]> & {
-  /** Rows of contained resources that references point at ('#id'), indexed as resources of their own. */
-  contained?: { resourceType: string; id: string; rows: RowSet }[];
+  /**
+   * Rows of contained resources that references point at ('#id'), and of resources held inline
+   * where a reference parameter points ('@n', index/reference-index.ts), indexed as resources of their own.
+   */
+  contained?: { resourceType: string; id: string; rows: RowSet; source?: unknown }[];
 };
 
 export function emptyRowSet(): RowSet {

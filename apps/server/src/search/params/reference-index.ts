@@ -1,6 +1,8 @@
+import type { Resource } from '@hearth/core';
 import { isResourceType } from '@hearth/definitions';
 import type { TypedValue } from '../extract/evaluate.js';
 import type { ExtractContext, RowSet } from '../index/rows.js';
+import { extractRows } from '../index/extract.js';
 import { indexToken } from './token-index.js';
 
 /** A reference string resolved against the server: a local target (type, id) or a URL kept as written. */
@@ -46,7 +48,10 @@ export function indexReference(
 ): void {
   for (const { value } of values) {
     let parsed: ParsedReference | undefined;
-    if (typeof value === 'string') {
+    const inline = inlineResource(value, rows, ctx);
+    if (inline) {
+      parsed = inline;
+    } else if (typeof value === 'string') {
       parsed = parseReference(value, ctx.fhirBase);
     } else if (value && typeof value === 'object') {
       const v = value as { reference?: unknown; type?: unknown; identifier?: unknown };
@@ -78,4 +83,31 @@ export function indexReference(
       sortHigh: key,
     });
   }
+}
+
+/**
+ * A resource held inline where a reference parameter points (Bundle.composition and
+ * Bundle.message: `Bundle.entry[0].resource`): indexed like a contained resource, as
+ * 'containerId#@n', so that chains (`Bundle?composition.subject=Patient/1`) look inside it.
+ * Undefined when the value is not a resource.
+ */
+function inlineResource(value: unknown, rows: RowSet, ctx: ExtractContext): ParsedReference | undefined {
+  const r = value as { resourceType?: unknown } | null;
+  if (!r || typeof r !== 'object' || typeof r.resourceType !== 'string' || !isResourceType(r.resourceType)) {
+    return undefined;
+  }
+  if (typeof ctx.resource.id !== 'string' || !ctx.paramsOf)
+    return { targetType: r.resourceType, targetId: null, ref: null };
+  const contained = (rows.contained ??= []);
+  // Two parameters may point at the same resource (composition and message): indexed once.
+  let entry = contained.find((c) => c.source === value);
+  if (!entry) {
+    const inner = extractRows(value as Resource, ctx.paramsOf(r.resourceType), {
+      ...ctx,
+      resource: { ...(value as Record<string, unknown>), id: ctx.resource.id },
+    });
+    entry = { resourceType: r.resourceType, id: `@${contained.length}`, rows: inner, source: value };
+    contained.push(entry);
+  }
+  return { targetType: r.resourceType, targetId: `${ctx.resource.id}#${entry.id}`, ref: null };
 }

@@ -182,6 +182,55 @@ describe('chains', () => {
   });
 });
 
+describe('resources held inline (Bundle.composition, Bundle.message)', () => {
+  it("chain into a document's Composition and a message's MessageHeader", async () => {
+    await put('doc-alice', {
+      resourceType: 'Bundle',
+      type: 'document',
+      timestamp: '2024-05-01T10:00:00Z',
+      identifier: { system: 'http://example.org/docs', value: 'doc-1' },
+      entry: [
+        {
+          fullUrl: 'urn:uuid:5b4c4b2e-7a0e-4d43-9e87-3b1b9f1a0c01',
+          resource: {
+            resourceType: 'Composition',
+            status: 'final',
+            type: { coding: [{ system: 'http://loinc.org', code: '18842-5' }] },
+            subject: { reference: 'Patient/pat-alice' },
+            date: '2024-05-01',
+            author: [{ reference: 'Practitioner/prac-carol' }],
+            title: 'Discharge summary',
+          },
+        },
+      ],
+    });
+    await put('msg-bob', {
+      resourceType: 'Bundle',
+      type: 'message',
+      timestamp: '2024-05-02T10:00:00Z',
+      entry: [
+        {
+          fullUrl: 'urn:uuid:5b4c4b2e-7a0e-4d43-9e87-3b1b9f1a0c02',
+          resource: {
+            resourceType: 'MessageHeader',
+            eventCoding: { system: 'http://example.org/events', code: 'admit' },
+            source: { endpoint: 'http://example.org/sender' },
+            focus: [{ reference: 'Patient/pat-bob' }],
+          },
+        },
+      ],
+    });
+    expect(await find('Bundle?composition.subject=Patient/pat-alice')).toEqual(['doc-alice']);
+    expect(await find('Bundle?composition.type=http://loinc.org|18842-5')).toEqual(['doc-alice']);
+    expect(await find('Bundle?composition.subject=Patient/pat-bob')).toEqual([]);
+    expect(await find('Bundle?message.focus=Patient/pat-bob')).toEqual(['msg-bob']);
+    expect(await find('Bundle?message.event=admit')).toEqual(['msg-bob']);
+    // The inline resources are not matches of their own.
+    expect(await find('Composition?subject=Patient/pat-alice')).toEqual([]);
+    expect(await find('MessageHeader?focus=Patient/pat-bob')).toEqual([]);
+  });
+});
+
 describe('_has', () => {
   it('finds resources referenced by matching ones, nested', async () => {
     expect(await find('Patient?_has:Observation:subject:code=1')).toEqual(['pat-alice', 'pat-bob']);
