@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BenchContext, Scenario } from './bench.js';
-import type { LoadResult } from './load.js';
+import { median, runLoad, type LoadResult } from './load.js';
 
 /**
  * Issue 7's workloads. Bots: $execute of a trivial bot at concurrency 8 (target >= 200 runs/s).
@@ -9,12 +9,15 @@ import type { LoadResult } from './load.js';
  * less than 20% slower), and notification latency (write to rest-hook arrival) at 100 writes/s
  * (target p95 < 500 ms). The rest-hooks call a receiver in this process on 127.0.0.1, so the server
  * must allow-list it (HEARTH_OUTBOUND_ALLOW_LIST=127.0.0.1; the bench's own server does).
+ *
+ * The fan-out figures are paired: each run measures creates with the 100 subscriptions switched
+ * off and then on again, back to back, so the ratio compares like with like on a machine whose
+ * load drifts (a shared machine's noise swamps a comparison of runs minutes apart).
  */
 export async function automationScenarios(ctx: BenchContext): Promise<Scenario[]> {
   const { client } = ctx;
   const bot = await createTrivialBot(ctx);
   const receiver = await startReceiver();
-  let baselineRate = NaN;
   let counter = 0;
 
   const observation = (code: string): object => ({
@@ -26,6 +29,57 @@ export async function automationScenarios(ctx: BenchContext): Promise<Scenario[]
   const createObservation = async (code: string): Promise<string> => {
     const text = await client.expect(201, 'POST', '/Observation', observation(code));
     return (JSON.parse(text) as { id: string }).id;
+  };
+
+  const subscriptions: { id: string; status: string; meta?: unknown }[] = [];
+  /** Switches every benchmark subscription on or off in one transaction. */
+  const setSubscriptions = async (status: 'active' | 'off'): Promise<void> => {
+    await client.expect(200, 'POST', '', {
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: subscriptions.map((sub) => {
+        sub.status = status;
+        const { meta: _meta, ...resource } = sub;
+        return { resource, request: { method: 'PUT', url: `Subscription/${sub.id}` } };
+      }),
+    });
+    // Let the server's subscription cache hear of it.
+    await new Promise((r) => setTimeout(r, 500));
+  };
+  const create = (code: string) => async (): Promise<void> => {
+    await client.expect(201, 'POST', '/Observation', observation(code), { prefer: 'return=minimal' });
+  };
+
+  /** Creates with the 100 subscriptions off, then on, in each run; reports the run with them on. */
+  const pairedFanOut = (label: string, code: string, setup?: () => Promise<void>): Scenario => {
+    const ratios: number[] = [];
+    const name = `create Observation, 100 subscriptions (${label})`;
+    return {
+      name,
+      unit: 'req/s',
+      target: '>= 80% of none active (paired)',
+      setup,
+      measure: async (seconds) => {
+        const load = { concurrency: ctx.concurrency, seconds, warmupSeconds: 0.5 };
+        await setSubscriptions('off');
+        const without = await runLoad(`${name}, all off`, create(code), load);
+        await setSubscriptions('active');
+        const withSubs = await runLoad(name, create(code), load);
+        // Deliveries still queued would slow the next run's "off" half: wait until they are done.
+        await receiver.quiet(1000, 60_000);
+        ratios.push(withSubs.rate / without.rate);
+        ctx.log(
+          `    paired: ${without.rate.toFixed(0)} req/s with all off, ${withSubs.rate.toFixed(0)} with 100 on: ${((withSubs.rate / without.rate) * 100).toFixed(1)}%`,
+        );
+        return withSubs;
+      },
+      op: async () => undefined,
+      after: () => {
+        ctx.log(
+          `  fan-out (${label}): ${(median(ratios) * 100).toFixed(1)}% of the rate with none on (median of paired runs)`,
+        );
+      },
+    };
   };
 
   return [
@@ -47,50 +101,23 @@ export async function automationScenarios(ctx: BenchContext): Promise<Scenario[]
     {
       name: 'create Observation, no subscriptions',
       unit: 'req/s',
-      op: async () => {
-        await client.expect(201, 'POST', '/Observation', observation('bench-none'), { prefer: 'return=minimal' });
-      },
-      after: (r) => {
-        baselineRate = r.rate;
-      },
+      op: create('bench-none'),
     },
-    {
-      name: 'create Observation, 100 subscriptions (none match)',
-      unit: 'req/s',
-      target: '>= 80% of no subscriptions',
-      setup: async () => {
-        ctx.log('creating 100 rest-hook subscriptions on Observation?code=...');
-        for (let i = 0; i < 100; i++) {
-          const code = i === 0 ? 'bench-match' : `bench-sub-${i}`;
-          await client.expect(201, 'POST', '/Subscription', {
-            resourceType: 'Subscription',
-            status: 'active',
-            reason: 'benchmark',
-            criteria: `Observation?code=https://hearth.dev/bench|${code}`,
-            channel: { type: 'rest-hook', endpoint: `${receiver.url}hook`, payload: 'application/fhir+json' },
-          });
-        }
-        // Let every process hear of the new subscriptions.
-        await new Promise((r) => setTimeout(r, 1000));
-      },
-      op: async () => {
-        await client.expect(201, 'POST', '/Observation', observation('bench-none'), { prefer: 'return=minimal' });
-      },
-      after: (r) => {
-        ctx.log(`  fan-out: ${((r.rate / baselineRate) * 100).toFixed(1)}% of the rate without subscriptions`);
-      },
-    },
-    {
-      name: 'create Observation, 100 subscriptions (1 matches: a rest-hook per write)',
-      unit: 'req/s',
-      target: '>= 80% of no subscriptions',
-      op: async () => {
-        await client.expect(201, 'POST', '/Observation', observation('bench-match'), { prefer: 'return=minimal' });
-      },
-      after: (r) => {
-        ctx.log(`  fan-out: ${((r.rate / baselineRate) * 100).toFixed(1)}% of the rate without subscriptions`);
-      },
-    },
+    pairedFanOut('none match', 'bench-none', async () => {
+      ctx.log('creating 100 rest-hook subscriptions on Observation?code=...');
+      for (let i = 0; i < 100; i++) {
+        const code = i === 0 ? 'bench-match' : `bench-sub-${i}`;
+        const text = await client.expect(201, 'POST', '/Subscription', {
+          resourceType: 'Subscription',
+          status: 'active',
+          reason: 'benchmark',
+          criteria: `Observation?code=https://hearth.dev/bench|${code}`,
+          channel: { type: 'rest-hook', endpoint: `${receiver.url}hook`, payload: 'application/fhir+json' },
+        });
+        subscriptions.push(JSON.parse(text) as { id: string; status: string; meta?: unknown });
+      }
+    }),
+    pairedFanOut('1 matches: a rest-hook per write', 'bench-match'),
     {
       name: 'notification latency at 100 writes/s (write to rest-hook arrival)',
       unit: 'notifications/s',
