@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|all] [--scale N]`. Starts a server (embedded PostgreSQL, or DATABASE_URL) unless
+ * [--only core|search|automation|terminology|all] [--scale N]`. Starts a server (embedded PostgreSQL, or DATABASE_URL) unless
  * --base-url is given, measures each workload at the given concurrency, and prints medians of the runs
  * with each figure's ratio to a raw-SQL baseline measured in the same run.
  */
@@ -13,6 +13,7 @@ import { signIn } from './auth.js';
 import { coreScenarios } from './scenarios-core.js';
 import { searchScenarios } from './scenarios-search.js';
 import { automationScenarios } from './scenarios-automation.js';
+import { terminologyScenarios } from './scenarios-terminology.js';
 
 export interface Scenario {
   name: string;
@@ -214,6 +215,9 @@ async function main(): Promise<void> {
     }
     if (only === 'all' || only === 'automation') {
       groups.push(() => automationScenarios(ctx));
+    }
+    if (only === 'all' || only === 'terminology') {
+      groups.push(() => terminologyScenarios(ctx));
     }
     for (const group of groups) {
       for (const s of await group()) {
