@@ -304,6 +304,7 @@ describe('TOTP second factor', () => {
     const headers = { authorization: `Bearer ${tokens.access_token}` };
     const status = (await json('GET', '/auth/mfa/status', undefined, headers)).json();
     expect(status.enrolled).toBe(false);
+    expect(status.enrollQrCode).toMatch(/^data:image\/png;base64,/);
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
     expect((await json('POST', '/auth/mfa/enroll', { token: '000000' }, headers)).statusCode).toBe(400);
     expect(
@@ -388,7 +389,12 @@ describe('TOTP second factor', () => {
       codeChallengeMethod: 'S256',
     });
     expect(login.json().mfaEnrollRequired).toBe(true);
-    const secret = new URL(login.json().enrollQrCode).searchParams.get('secret') as string;
+    const secret = new URL(login.json().enrollUri).searchParams.get('secret') as string;
+    // The QR code an app shows in an <img>: a PNG data URL.
+    const qr = login.json().enrollQrCode as string;
+    expect(qr.startsWith('data:image/png;base64,')).toBe(true);
+    const png = Buffer.from(qr.slice('data:image/png;base64,'.length), 'base64');
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
     const enrolled = await json('POST', '/auth/mfa/login-enroll', {
       login: login.json().login,
       token: authenticator.generate(secret),

@@ -28,6 +28,9 @@ export interface LoginResponse {
   memberships?: ProjectMembership[];
   mfaRequired?: boolean;
   mfaEnrollRequired?: boolean;
+  /** The otpauth:// URI to enrol with. */
+  enrollUri?: string;
+  /** The same URI as a QR code image (PNG data URL). */
   enrollQrCode?: string;
 }
 

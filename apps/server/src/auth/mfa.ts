@@ -1,4 +1,5 @@
 import { authenticator } from 'otplib';
+import QRCode from 'qrcode';
 import { badRequest, fail } from '@hearth/core';
 import type { AuthDeps } from './deps.js';
 import type { Login, Project, User } from './types.js';
@@ -18,6 +19,15 @@ export function projectRequiresMfa(project: Project | undefined): boolean {
 
 export function otpauthUri(user: User, secret: string): string {
   return authenticator.keyuri(user.email ?? user.id ?? 'user', ISSUER, secret);
+}
+
+/**
+ * What an app shows to enrol: the otpauth URI (for a link or manual entry) and the same as a QR
+ * code image (a PNG data URL, ready for an <img src>), as the platform's clients expect.
+ */
+export async function enrolment(user: User, secret: string): Promise<{ enrollUri: string; enrollQrCode: string }> {
+  const enrollUri = otpauthUri(user, secret);
+  return { enrollUri, enrollQrCode: await QRCode.toDataURL(enrollUri) };
 }
 
 export function verifyTotp(secret: string | undefined, token: unknown): boolean {
@@ -56,7 +66,7 @@ export async function mfaStep(
     if (!user.mfaSecret) {
       await deps.systemRepo(user.meta?.project).updateResource({ ...user, mfaSecret: secret });
     }
-    return { login: login.id as string, mfaEnrollRequired: true, enrollQrCode: otpauthUri(user, secret) };
+    return { login: login.id as string, mfaEnrollRequired: true, ...(await enrolment(user, secret)) };
   }
   return undefined;
 }

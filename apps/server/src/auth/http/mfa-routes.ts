@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { allOk, badRequest, fail } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { nextStep, readPendingLogin } from '../login-flow.js';
-import { assertTotp, generateTotpSecret, otpauthUri, verifyLoginTotp } from '../mfa.js';
+import { assertTotp, enrolment, generateTotpSecret, verifyLoginTotp } from '../mfa.js';
 import { readByReference } from '../store.js';
 import type { Login, User } from '../types.js';
 import { objectBody, sendNoStore } from './common.js';
@@ -33,7 +33,7 @@ export async function mfaRoutes(app: FastifyInstance, auth: AuthModule): Promise
     if (!user.mfaSecret) {
       user = await saveUser({ ...user, mfaSecret: generateTotpSecret() });
     }
-    return sendNoStore(reply, 200, { enrolled: false, enrollUri: otpauthUri(user, user.mfaSecret as string) });
+    return sendNoStore(reply, 200, { enrolled: false, ...(await enrolment(user, user.mfaSecret as string)) });
   });
 
   app.post('/auth/mfa/enroll', async (request, reply) => {
