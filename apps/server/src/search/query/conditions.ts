@@ -210,8 +210,9 @@ function compileChain(ctx: QueryContext, row: RowRef, filter: Filter, head: stri
  * the resource rows (another chain, _has, :missing, a negation, access rules on the target).
  */
 function directIds(ctx: QueryContext, type: string, filter: Filter): string | undefined {
-  if (filter.code.includes('.') || filter.code.startsWith('_has') || filter.operator === Operator.MISSING)
-    return undefined;
+  if (filter.code.startsWith('_has') || filter.operator === Operator.MISSING) return undefined;
+  const dot = filter.code.indexOf('.');
+  if (dot > 0) return chainedIds(ctx, type, filter, dot);
   const [code, typeModifier] = filter.code.split(':');
   const param = ctx.param(type, code);
   if (!param || param.column || param.type === 'composite' || param.type === 'special') return undefined;
@@ -227,6 +228,26 @@ function directIds(ctx: QueryContext, type: string, filter: Filter): string | un
   const project = ctx.projectCondition(x);
   if (project) where.push(project);
   return `SELECT ${x}.resource_id FROM ${TABLES[match.kind].table} ${x} WHERE ${where.join(' AND ')}`;
+}
+
+/**
+ * A middle link of a chain (`composition.subject.name`: the Compositions whose subject matches)
+ * read from the reference rows of `type`, which contained and inline resources have too (they
+ * have no resource row). Undefined when access rules on `type` need its resource rows.
+ */
+function chainedIds(ctx: QueryContext, type: string, filter: Filter, dot: number): string | undefined {
+  if (ctx.access?.readCondition?.(type, 'search', 'r', () => 'NULL')) return undefined;
+  const head = filter.code.slice(0, dot);
+  const param = ctx.param(type, head.split(':')[0]);
+  if (!param || param.type !== 'reference') return undefined;
+  const y = ctx.alias('y');
+  const link: RowRef = { alias: y, resourceType: type, idColumn: 'resource_id' };
+  const cond = compileChain(ctx, link, filter, head, filter.code.slice(dot + 1));
+  if (cond === undefined) return undefined;
+  const where = [`${y}.resource_type = ${ctx.bind(type)}`, `${y}.code = ${ctx.bind(param.code)}`, cond];
+  const project = ctx.projectCondition(y);
+  if (project) where.push(project);
+  return `SELECT ${y}.resource_id FROM search_reference ${y} WHERE ${where.join(' AND ')}`;
 }
 
 /**

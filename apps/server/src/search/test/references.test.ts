@@ -221,6 +221,8 @@ describe('resources held inline (Bundle.composition, Bundle.message)', () => {
       ],
     });
     expect(await find('Bundle?composition.subject=Patient/pat-alice')).toEqual(['doc-alice']);
+    expect(await find('Bundle?composition.subject.name=alison')).toEqual(['doc-alice']);
+    expect(await find('Bundle?composition.subject:Patient.organization.name=acme')).toEqual(['doc-alice']);
     expect(await find('Bundle?composition.type=http://loinc.org|18842-5')).toEqual(['doc-alice']);
     expect(await find('Bundle?composition.subject=Patient/pat-bob')).toEqual([]);
     expect(await find('Bundle?message.focus=Patient/pat-bob')).toEqual(['msg-bob']);
