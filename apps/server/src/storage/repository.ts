@@ -131,9 +131,9 @@ export class Repository {
   }
 
   /** A read result as the scope may see it (hidden fields removed). */
-  private shown<T extends ReadResult>(result: T): T {
+  private shown<T extends ReadResult>(result: T, resourceType: string): T {
     const guard = this.scope.access;
-    if (!guard?.hidesFields(result.resource.resourceType)) {
+    if (!guard?.hidesFields(resourceType)) {
       return result;
     }
     const resource = guard.redact(result.resource);
@@ -221,12 +221,7 @@ export class Repository {
     if (row.deleted) {
       fail(goneWith(`${resourceType}/${id} was deleted`));
     }
-    return this.shown({
-      resource: parseStored(row.content) as T,
-      content: row.content,
-      versionId: row.versionId,
-      lastUpdated: row.lastUpdated,
-    });
+    return this.shown(readResultOf(row), resourceType) as ReadResult & { resource: T };
   }
 
   /** Reads many resources of one type; missing and deleted ones are left out. */
@@ -238,16 +233,7 @@ export class Repository {
     this.assertType(resourceType);
     const condition = this.visibleTo(resourceType, interaction);
     const rows = await selectCurrentMany(this.db, resourceType, ids.filter(isValidId), this.projects, condition);
-    return rows
-      .filter((r) => !r.deleted)
-      .map((r) =>
-        this.shown({
-          resource: parseStored(r.content),
-          content: r.content,
-          versionId: r.versionId,
-          lastUpdated: r.lastUpdated,
-        }),
-      );
+    return rows.filter((r) => !r.deleted).map((r) => this.shown(readResultOf(r), resourceType));
   }
 
   async readVersion(resourceType: string, id: string, versionId: string): Promise<ReadResult> {
@@ -264,12 +250,7 @@ export class Repository {
     if (row.deleted) {
       fail(goneWith(`${resourceType}/${id}/_history/${versionId} is a deletion`));
     }
-    return this.shown({
-      resource: parseStored(row.content),
-      content: row.content,
-      versionId: row.versionId,
-      lastUpdated: row.lastUpdated,
-    });
+    return this.shown(readResultOf(row), resourceType);
   }
 
   /** Versions newest first, one page; deleted versions come with an empty content. */
@@ -607,13 +588,16 @@ export class Repository {
   }
 
   private toWriteResult(version: StoredVersion, created: boolean): WriteResult {
-    return this.shown({
-      resource: version.resource as Resource,
-      content: version.content,
-      versionId: version.versionId,
-      lastUpdated: version.lastUpdated,
-      created,
-    });
+    return this.shown(
+      {
+        resource: version.resource as Resource,
+        content: version.content,
+        versionId: version.versionId,
+        lastUpdated: version.lastUpdated,
+        created,
+      },
+      version.resourceType,
+    );
   }
 
   /**
@@ -665,6 +649,23 @@ export class Repository {
       }
     }
   }
+}
+
+/**
+ * A read result whose resource is parsed only when something asks for it: a plain read serves the
+ * stored text as it is, so most reads never parse at all.
+ */
+function readResultOf(row: CurrentRow): ReadResult {
+  let parsed: Resource | undefined;
+  return {
+    get resource(): Resource {
+      parsed ??= parseStored(row.content);
+      return parsed;
+    },
+    content: row.content,
+    versionId: row.versionId,
+    lastUpdated: row.lastUpdated,
+  };
 }
 
 function toEvent(item: WriteItem): WriteEvent {
