@@ -401,6 +401,63 @@ describe('TOTP second factor', () => {
     });
     expect(enrolled.json().code).toBeTruthy();
   });
+
+  it('the browser sign-in page enrols a member of a project that requires it, then redirects with a code', async () => {
+    const { res } = await register('browser.enrol@example.com', 'browser enrol password');
+    await json('POST', '/auth/newproject', { login: res.json().login, projectName: 'Strict browser' });
+    const tokens = await signIn(t.app, 'browser.enrol@example.com', 'browser enrol password');
+    const headers = { authorization: `Bearer ${tokens.access_token}` };
+    const me = (await json('GET', '/auth/me', undefined, headers)).json();
+    const redirectUri = 'https://strict.example/cb';
+    const client = (
+      await json('POST', `/admin/projects/${me.project.id}/client`, { name: 'Strict app', redirectUri }, headers)
+    ).json();
+    await t.services
+      .systemRepo(me.project.id)
+      .updateResource({ ...me.project, setting: [{ name: 'mfaRequired', valueBoolean: true }] });
+    const pkce = pkcePair();
+    const carried = {
+      response_type: 'code',
+      client_id: client.id,
+      redirect_uri: redirectUri,
+      state: 'st',
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    };
+    const formPost = (url: string, fields: Record<string, string>) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(fields).toString(),
+      });
+    const page = await formPost('/oauth2/authorize', {
+      ...carried,
+      email: 'browser.enrol@example.com',
+      password: 'browser enrol password',
+    });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toContain('img-src data:');
+    const html = page.body;
+    expect(html).toContain('<img src="data:image/png;base64,');
+    const secret = /<code>([A-Z2-7]+)<\/code>/.exec(html)?.[1] as string;
+    const login = /name="login" value="([^"]+)"/.exec(html)?.[1] as string;
+    expect(/name="enroll" value="1"/.test(html)).toBe(true);
+    const wrong = await formPost('/oauth2/authorize/mfa', { ...carried, login, enroll: '1', token: '000000' });
+    expect(wrong.statusCode).toBe(400);
+    const done = await formPost('/oauth2/authorize/mfa', {
+      ...carried,
+      login,
+      enroll: '1',
+      token: authenticator.generate(secret),
+    });
+    expect(done.statusCode).toBe(302);
+    const location = new URL(done.headers.location as string);
+    expect(location.searchParams.get('state')).toBe('st');
+    expect(location.searchParams.get('code')).toBeTruthy();
+    // Enrolled now: the next sign-in asks for a code, not for enrolment.
+    expect((await json('GET', '/auth/mfa/status', undefined, headers)).json().enrolled).toBe(true);
+  });
 });
 
 describe('brute force', () => {

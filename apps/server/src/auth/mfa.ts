@@ -103,3 +103,24 @@ export async function verifyLoginTotp(deps: AuthDeps, login: Login, user: User, 
     await deps.systemRepo().updateResource({ ...login, mfaVerified: true }, { ifMatch: Number(login.meta?.versionId) })
   ).resource;
 }
+
+/**
+ * The second factor of a sign-in in progress: checks the code, and when `enrol` (the user sets
+ * up the authenticator on the way in) records the enrolment. Returns the verified login.
+ */
+export async function verifySignInFactor(
+  deps: AuthDeps,
+  login: Login,
+  user: User,
+  token: unknown,
+  enrol: boolean,
+): Promise<Login> {
+  if (!enrol && !user.mfaEnrolled) {
+    fail(badRequest('User is not enrolled in MFA', 'login'));
+  }
+  const verified = await verifyLoginTotp(deps, login, user, token);
+  if (enrol && !user.mfaEnrolled) {
+    await deps.systemRepo(user.meta?.project).updateResource({ ...user, mfaEnrolled: true });
+  }
+  return verified;
+}

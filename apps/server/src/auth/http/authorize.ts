@@ -17,7 +17,7 @@ import { findUserByEmail, readByReference } from '../store.js';
 import type { ClientApplication, Login, Project, User } from '../types.js';
 import { requestInfo } from './common.js';
 import { nextStep } from '../login-flow.js';
-import { verifyLoginTotp } from '../mfa.js';
+import { verifySignInFactor } from '../mfa.js';
 
 type Fields = Record<string, string | undefined>;
 
@@ -89,7 +89,7 @@ function sendHtml(reply: FastifyReply, status: number, html: string, redirectUri
     .header('x-frame-options', 'DENY')
     .header(
       'content-security-policy',
-      `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${redirectSource(redirectUri)}`,
+      `default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'${redirectSource(redirectUri)}`,
     )
     .send(html);
 }
@@ -214,13 +214,21 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       );
     }
     if (result.mfaEnrollRequired) {
+      // Enrol on the way in: scan the code (or type the key), then give the first code.
+      const secret = result.enrollUri ? (new URL(result.enrollUri).searchParams.get('secret') ?? '') : '';
+      const qr = result.enrollQrCode
+        ? `<p style="text-align:center"><img src="${escapeHtml(result.enrollQrCode)}" alt="Authenticator QR code" width="200" height="200"></p>`
+        : '';
       return sendHtml(
         reply,
-        403,
+        200,
         page(
-          'Sign-in error',
-          '<h1>Second factor required</h1><p class="error">Enrol an authenticator in the Hearth app first.</p>',
+          'Set up a second factor',
+          `<h1>Set up your authenticator</h1><p>A second factor is required. Scan the code with an authenticator app, or enter the key <code>${escapeHtml(secret)}</code>, then enter the code it shows.</p>${qr}
+<form method="post" action="authorize/mfa">${hidden({ ...fields, login: result.login, enroll: '1' }, [...CARRIED, 'login', 'enroll'])}
+<label for="token">Code</label><input id="token" name="token" type="text" inputmode="numeric" autocomplete="one-time-code" required><button type="submit">Verify</button></form>`,
         ),
+        fields.redirect_uri,
       );
     }
     const memberships = result.memberships ?? [];
@@ -345,8 +353,10 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     if (!user) {
       fail(forbiddenWith('Login has no user'));
     }
-    const verified = await verifyLoginTotp(deps, login, user, fields.token);
-    return finish(reply, fields, checked.client, await nextStep(deps, verified, user));
+    const enrol = fields.enroll === '1';
+    const verified = await verifySignInFactor(deps, login, user, fields.token, enrol);
+    const next = await nextStep(deps, verified, { ...user, mfaEnrolled: user.mfaEnrolled || enrol });
+    return finish(reply, fields, checked.client, next);
   });
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { allOk, badRequest, fail } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { nextStep, readPendingLogin } from '../login-flow.js';
-import { assertTotp, enrolment, generateTotpSecret, verifyLoginTotp } from '../mfa.js';
+import { assertTotp, enrolment, generateTotpSecret, verifySignInFactor } from '../mfa.js';
 import { readByReference } from '../store.js';
 import type { Login, User } from '../types.js';
 import { objectBody, sendNoStore } from './common.js';
@@ -63,14 +63,8 @@ export async function mfaRoutes(app: FastifyInstance, auth: AuthModule): Promise
     if (!user || user.resourceType !== 'User') {
       fail(badRequest('Login has no user', 'login'));
     }
-    if (!enrol && !user.mfaEnrolled) {
-      fail(badRequest('User is not enrolled in MFA', 'login'));
-    }
-    const verified = await verifyLoginTotp(deps, login, user, token);
-    if (enrol && !user.mfaEnrolled) {
-      await saveUser({ ...user, mfaEnrolled: true });
-    }
-    return nextStep(deps, verified, user);
+    const verified = await verifySignInFactor(deps, login, user, token, enrol);
+    return nextStep(deps, verified, { ...user, mfaEnrolled: user.mfaEnrolled || enrol });
   }
 
   app.post('/auth/mfa/verify', async (request, reply) => {
