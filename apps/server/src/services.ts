@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 import { subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './jobs/automation.js';
+import { withSubscriptionChecks } from './subscriptions/validate.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
@@ -45,7 +46,8 @@ export interface Services {
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
-  const validator = createValidator();
+  // Writes of an active Subscription are also checked for what would keep it from firing.
+  const validator = withSubscriptionChecks(createValidator());
   const shaper = createShaper();
   const terminology = createTerminologyModule(pool, logger);
   const search = createSearchModule({

@@ -309,6 +309,59 @@ describe('rest-hook subscriptions', () => {
   });
 });
 
+describe('writing a Subscription', () => {
+  it('answers 400 naming the element for a subscription that could never fire as meant', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ criteria: 'not a search' }, 'Subscription.criteria'],
+      [{ criteria: 'Patientt?name=x' }, 'Subscription.criteria'],
+      [{ channel: { type: 'rest-hook', endpoint: 'ftp://example.org/x' } }, 'Subscription.channel.endpoint'],
+      [{ channel: { type: 'email', endpoint: 'not-an-address' } }, 'Subscription.channel.endpoint'],
+      [{ channel: { type: 'sms', endpoint: '+15555550100' } }, 'Subscription.channel.type'],
+      [
+        { extension: [{ url: `${EXT}subscription-supported-interaction`, valueCode: 'read' }] },
+        'Subscription.extension[0]',
+      ],
+      [
+        { extension: [{ url: `${EXT}fhir-path-criteria-expression`, valueString: '%current.active = = true' }] },
+        'Subscription.extension[0]',
+      ],
+      [{ extension: [{ url: `${EXT}subscription-max-attempts`, valueInteger: 0 }] }, 'Subscription.extension[0]'],
+    ];
+    for (const [change, expression] of cases) {
+      const res = await post(
+        t,
+        'fhir/R4/Subscription',
+        { ...subscription('Patient?name=x', `${receiver.url}never`), ...change },
+        FHIR_JSON,
+      );
+      expect(res.status, JSON.stringify(change)).toBe(400);
+      const outcome = res.json() as { resourceType: string; issue: { expression?: string[] }[] };
+      expect(outcome.resourceType).toBe('OperationOutcome');
+      expect(
+        outcome.issue.flatMap((i) => i.expression ?? []),
+        JSON.stringify(change),
+      ).toContain(expression);
+    }
+    // Switched off, it is stored as it is; a well-formed one is accepted.
+    const off = await post(
+      t,
+      'fhir/R4/Subscription',
+      { ...subscription('not a search', `${receiver.url}never`), status: 'off' },
+      FHIR_JSON,
+    );
+    expect(off.status).toBe(201);
+    const good = await post(
+      t,
+      'fhir/R4/Subscription',
+      subscription('Patient?name=x', `${receiver.url}never`, {
+        extension: [{ url: `${EXT}fhir-path-criteria-expression`, valueString: '%current.active = true' }],
+      }),
+      FHIR_JSON,
+    );
+    expect(good.status).toBe(201);
+  });
+});
+
 describe("deliveries respect the author's access", () => {
   it('never carries a resource the subscription author cannot read', async () => {
     // The author: a bot whose policy lets it manage subscriptions and read patients, nothing else.
