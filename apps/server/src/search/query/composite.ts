@@ -67,6 +67,16 @@ export function compositeCondition(ctx: QueryContext, row: RowRef, param: ParamD
  * `near=latitude|longitude|distance|units` (hl7.org/fhir/R4/location.html#positional): a
  * bounding box on the indexed latitude and longitude, then the great-circle distance.
  */
+/** The longitudes within dLon degrees of lon, across the antimeridian too (179.9 is near -179.9). */
+function longitudeBox(ctx: QueryContext, column: string, lon: number, dLon: number): string {
+  if (dLon >= 180) return 'true';
+  const [low, high] = [lon - dLon, lon + dLon];
+  const between = (a: number, b: number) => `${column} BETWEEN ${ctx.bind(a, 'numeric')} AND ${ctx.bind(b, 'numeric')}`;
+  if (low < -180) return `(${between(low + 360, 180)} OR ${between(-180, high)})`;
+  if (high > 180) return `(${between(low, 180)} OR ${between(-180, high - 360)})`;
+  return between(low, high);
+}
+
 export function nearCondition(ctx: QueryContext, row: RowRef, param: ParamDef, filter: Filter): string {
   const [latText, lonText, distText, unitText] = splitSearchValue(filter.value, '|');
   const lat = Number(latText);
@@ -76,6 +86,7 @@ export function nearCondition(ctx: QueryContext, row: RowRef, param: ParamDef, f
     !Number.isFinite(lat) ||
     !Number.isFinite(lon) ||
     !Number.isFinite(dist) ||
+    dist < 0 ||
     Math.abs(lat) > 90 ||
     Math.abs(lon) > 180
   ) {
@@ -98,6 +109,6 @@ export function nearCondition(ctx: QueryContext, row: RowRef, param: ParamDef, f
   return `EXISTS (SELECT 1 FROM search_number ${a} JOIN search_number ${b} ON ${b}.resource_id = ${a}.resource_id AND ${b}.project_id = ${a}.project_id AND ${b}.resource_type = ${a}.resource_type AND ${b}.grp = ${a}.grp AND ${b}.code = ${ctx.bind(`${param.code}#1`)}
     WHERE ${a}.resource_id = ${rowId(row)} AND ${a}.project_id = ${row.alias}.project_id AND ${a}.resource_type = ${rt} AND ${a}.code = ${ctx.bind(`${param.code}#0`)}
       AND ${a}.low BETWEEN ${ctx.bind(lat - dLat, 'numeric')} AND ${ctx.bind(lat + dLat, 'numeric')}
-      AND ${b}.low BETWEEN ${ctx.bind(lon - dLon, 'numeric')} AND ${ctx.bind(lon + dLon, 'numeric')}
+      AND ${longitudeBox(ctx, `${b}.low`, lon, dLon)}
       AND ${haversine} <= ${ctx.bind(dist, 'float8')})`;
 }

@@ -386,6 +386,21 @@ describe('special', () => {
     expect(await find('Location?near=48.85|2.35|30|km')).toEqual(['loc-paris', 'loc-versailles']);
     expect(await find('Location?near=48.85|2.35|5|km')).toEqual(['loc-paris']);
     expect(await find('Location?near=48.85|2.35|500|km')).toEqual(['loc-london', 'loc-paris', 'loc-versailles']);
+    // Units, and the default distance (5 km).
+    expect(await find('Location?near=48.85|2.35|20000|m')).toEqual(['loc-paris', 'loc-versailles']);
+    expect(await find('Location?near=48.8566|2.3522')).toEqual(['loc-paris']);
+    expect((await status(t, 'Location?near=48.85|2.35|-1|km')).status).toBe(400);
+    expect((await status(t, 'Location?near=48.85|2.35|1|parsec')).status).toBe(400);
+  });
+  it('near across the antimeridian', async () => {
+    await make([
+      ['loc-east', { resourceType: 'Location', name: 'East', position: { latitude: -16.5, longitude: 179.95 } }],
+      ['loc-west', { resourceType: 'Location', name: 'West', position: { latitude: -16.5, longitude: -179.95 } }],
+    ]);
+    // 0.1 degree of longitude apart (about 10 km at this latitude).
+    expect(await find('Location?near=-16.5|179.99|20|km')).toEqual(['loc-east', 'loc-west']);
+    expect(await find('Location?near=-16.5|-179.99|20|km')).toEqual(['loc-east', 'loc-west']);
+    expect(await find('Location?near=-16.5|-179.9|2|km')).toEqual([]);
   });
   it('_id, _lastUpdated', async () => {
     const [id] = [...byId].find(([, n]) => n === 'smith')!;
