@@ -2,9 +2,22 @@
  * The SDK client the commands use, and where its session comes from: HEARTH_ACCESS_TOKEN, then
  * HEARTH_CLIENT_ID + HEARTH_CLIENT_SECRET (client credentials), then the stored profile.
  */
-import { HearthClient, MemoryStorage, type HearthClientOptions, type RequestOptions } from '@hearth/core';
+import {
+  HearthClient,
+  MemoryStorage,
+  type HearthClientOptions,
+  type LoginState,
+  type RequestOptions,
+} from '@hearth/core';
 import { CliError } from './output.js';
-import { activeLogin, DEFAULT_PROFILE, loadProfile, ProfileStorage, type Profile } from './profiles.js';
+import {
+  activeLogin,
+  DEFAULT_PROFILE,
+  loadProfile,
+  ProfileStorage,
+  withProfileLock,
+  type Profile,
+} from './profiles.js';
 
 export const DEFAULT_BASE_URL = 'http://localhost:8103/';
 
@@ -37,7 +50,36 @@ export class CliClient extends HearthClient {
       responseType: 'response',
     });
   }
+
+  /**
+   * Renewal of a stored session, one run at a time: under the profile's lock, a login that
+   * another run renewed meanwhile is taken as it is (its refresh token is the current one);
+   * otherwise this run renews it and saves it before letting the others in.
+   */
+  protected override async renewSession(): Promise<LoginState> {
+    const storage = this.storage;
+    if (!(storage instanceof ProfileStorage)) {
+      return super.renewSession();
+    }
+    return withProfileLock(storage.profile.name, async () => {
+      const stored = storage.storedActiveLogin();
+      const mine = this.getActiveLogin();
+      if (
+        stored?.accessToken &&
+        stored.accessToken !== mine?.accessToken &&
+        (stored.expiresAt === undefined || stored.expiresAt > Date.now() + RENEWED_MIN_LIFETIME_MS)
+      ) {
+        return stored;
+      }
+      const renewed = await super.renewSession();
+      storage.setItem('activeLogin', JSON.stringify(renewed));
+      return renewed;
+    });
+  }
 }
+
+/** A login renewed by another run is taken only if it still has this long to live. */
+const RENEWED_MIN_LIFETIME_MS = 60_000;
 
 /** Where the session of this run came from. */
 export type SessionSource = 'access-token' | 'client-credentials-env' | 'profile' | 'none';

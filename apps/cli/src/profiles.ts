@@ -5,12 +5,15 @@
  */
 import {
   chmodSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
@@ -177,6 +180,12 @@ export class ProfileStorage implements ClientStorage {
     saveProfile(this.profile);
   }
 
+  /** The login of this profile's active project as the profile file has it now (another run may have renewed it). */
+  storedActiveLogin(): StoredLogin | undefined {
+    const project = this.profile.activeProject;
+    return project === undefined ? undefined : loadProfile(this.profile.name)?.logins[project];
+  }
+
   /** Adds display details to the active login and saves them. */
   describeActiveLogin(details: Partial<StoredLogin>): void {
     const project = this.profile.activeProject;
@@ -184,5 +193,51 @@ export class ProfileStorage implements ClientStorage {
       this.profile.logins[project] = { ...this.profile.logins[project], ...details };
       saveProfile(this.profile);
     }
+  }
+}
+
+/** A lock older than this was left by a run that died: it is broken. */
+const STALE_LOCK_MS = 30_000;
+const LOCK_WAIT_MS = 20_000;
+
+/**
+ * Runs `fn` holding the profile's lock file (<profile>.json.lock, created exclusively), so that
+ * runs of the CLI sharing a profile renew its session one at a time: the server rotates refresh
+ * tokens, and a second use of the same one would revoke the login.
+ */
+export async function withProfileLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  ensurePrivateDir(hearthHome());
+  ensurePrivateDir(profilesDir());
+  const lock = `${profilePath(name)}.lock`;
+  const started = Date.now();
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw err;
+      }
+      let age = 0;
+      try {
+        age = Date.now() - statSync(lock).mtimeMs;
+      } catch {
+        continue; // released meanwhile
+      }
+      if (age > STALE_LOCK_MS) {
+        rmSync(lock, { force: true });
+      } else if (Date.now() - started > LOCK_WAIT_MS) {
+        throw new CliError(
+          `Profile '${name}' is locked by another hearth run (${lock}); remove the file if none is running`,
+        );
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, 25 + Math.random() * 50));
+      }
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { force: true });
   }
 }

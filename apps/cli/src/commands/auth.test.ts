@@ -3,7 +3,7 @@
  * a second factor, the browser flow through its loopback callback), environment sessions,
  * profiles, whoami, logout.
  */
-import { statSync, readFileSync, existsSync } from 'node:fs';
+import { statSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { authenticator } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -260,6 +260,36 @@ describe('sessions from the environment', () => {
     const result = await hearth(['get', 'Patient'], { HEARTH_ACCESS_TOKEN: 'not-a-token' });
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr).resourceType).toBe('OperationOutcome');
+  });
+});
+
+describe('concurrent runs of one profile', () => {
+  it('renew an expiring session once: the others take the renewed tokens instead of reusing the old refresh token', async () => {
+    const { email, password, projectId } = t.testProject;
+    const login = await hearth(['login', '--profile', 'shared', '--email', email, '--project', projectId], {
+      HEARTH_PASSWORD: password,
+    });
+    expect(login.code).toBe(0);
+    const file = profileFile('shared');
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    const key = stored.activeProject as string;
+    const before = stored.logins[key];
+    expect(before.refreshToken).toBeTruthy();
+    // The access token is about to expire: every run renews before its request.
+    stored.logins[key] = { ...before, expiresAt: Date.now() + 1000 };
+    writeFileSync(file, JSON.stringify(stored));
+    const runs = await Promise.all(
+      [1, 2, 3, 4].map(() => hearth(['search', 'Patient', '_count=1', '--json', '--profile', 'shared'])),
+    );
+    for (const run of runs) {
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+    }
+    const after = JSON.parse(readFileSync(file, 'utf8')).logins[key];
+    expect(after.accessToken).not.toBe(before.accessToken);
+    expect(after.expiresAt).toBeGreaterThan(Date.now() + 60_000);
+    const whoami = await hearth(['whoami', '--profile', 'shared']);
+    expect(whoami.code).toBe(0);
   });
 });
 

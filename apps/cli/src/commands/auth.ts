@@ -162,8 +162,13 @@ async function passwordSignIn(hearth: CliClient, profile: Profile, options: Logi
         profile.memberships = memberships.map((m) => ({ id: m.id as string, project: m.project, profile: m.profile }));
         return chooseMembership(memberships, options.project);
       },
-      getMfaCode: ({ enroll, enrollQrCode }) =>
-        secondFactor(options.mfaCode ?? process.env.HEARTH_MFA_CODE, enroll, enrollQrCode),
+      // The key as an otpauth:// URI (older servers sent it as enrollQrCode; now that is an image).
+      getMfaCode: ({ enroll, enrollUri, enrollQrCode }) =>
+        secondFactor(
+          options.mfaCode ?? process.env.HEARTH_MFA_CODE,
+          enroll,
+          enrollUri ?? (enrollQrCode?.startsWith('otpauth:') ? enrollQrCode : undefined),
+        ),
     },
   );
 }
@@ -175,10 +180,10 @@ async function passwordSignIn(hearth: CliClient, profile: Profile, options: Logi
 async function secondFactor(
   given: string | undefined,
   enroll: boolean,
-  enrollQrCode: string | undefined,
+  enrollUri: string | undefined,
 ): Promise<string> {
   if (enroll && !given) {
-    const key = `Add this key to an authenticator app (it is the same on every attempt):\n  ${enrollQrCode ?? ''}`;
+    const key = `Add this key to an authenticator app (it is the same on every attempt):\n  ${enrollUri ?? ''}`;
     if (!isInteractive()) {
       throw new CliError(`This account must set up a second factor. ${key}\nthen sign in again with --mfa-code <code>`);
     }

@@ -107,7 +107,12 @@ export class AuthClient extends ClientBase {
           throw new OperationOutcomeError(badRequest('A second factor is required: pass getMfaCode'));
         }
         const enroll = !!response.mfaEnrollRequired;
-        const code = await options.getMfaCode({ login: response.login, enroll, enrollQrCode: response.enrollQrCode });
+        const code = await options.getMfaCode({
+          login: response.login,
+          enroll,
+          enrollUri: response.enrollUri,
+          enrollQrCode: response.enrollQrCode,
+        });
         response = await this.verifyMfa(response.login, code, enroll);
       } else if (response.memberships) {
         response = await this.chooseMembership(response.login, response.memberships, options);

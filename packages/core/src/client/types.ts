@@ -100,6 +100,9 @@ export interface LoginAuthenticationResponse {
   readonly mfaRequired?: boolean;
   /** Present when the user must enrol a second factor first (POST /auth/mfa/login-enroll). */
   readonly mfaEnrollRequired?: boolean;
+  /** The key to enrol: an otpauth://totp/ URI for an authenticator app. */
+  readonly enrollUri?: string;
+  /** The same key as a QR code image (a data: URL), for an <img>. */
   readonly enrollQrCode?: string;
 }
 
@@ -124,8 +127,17 @@ export interface SignInOptions {
   chooseMembership?: (
     memberships: ProjectMembership[],
   ) => ProjectMembership | string | Promise<ProjectMembership | string>;
-  /** Supplies the current TOTP code when a second factor is due. */
-  getMfaCode?: (step: { login: string; enroll: boolean; enrollQrCode?: string }) => string | Promise<string>;
+  /**
+   * Supplies the current TOTP code when a second factor is due. When the user must enrol first
+   * (`enroll`), the key to add to an authenticator app comes as `enrollUri` (otpauth://) and as a
+   * QR code image (`enrollQrCode`, a data: URL).
+   */
+  getMfaCode?: (step: {
+    login: string;
+    enroll: boolean;
+    enrollUri?: string;
+    enrollQrCode?: string;
+  }) => string | Promise<string>;
 }
 
 /** The parts of a signed-in session the client keeps in storage. */

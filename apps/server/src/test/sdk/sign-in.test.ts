@@ -162,20 +162,21 @@ describe('HearthClient sign-in against a server', () => {
     const repo = t.services.systemRepo(projectId);
     const project = (await repo.readResource<Project>('Project', projectId)).resource;
     await repo.updateResource({ ...project, setting: [{ name: 'mfaRequired', valueBoolean: true }] });
-    const asked: { enroll: boolean; qr?: string }[] = [];
+    const asked: { enroll: boolean; uri?: string; qr?: string }[] = [];
     const hearth = newClient();
     const profile = await hearth.signInWithPassword(
       { email, password },
       {
-        getMfaCode: ({ enroll, enrollQrCode }) => {
-          asked.push({ enroll, qr: enrollQrCode });
-          return authenticator.generate(new URL(enrollQrCode as string).searchParams.get('secret') as string);
+        getMfaCode: ({ enroll, enrollUri, enrollQrCode }) => {
+          asked.push({ enroll, uri: enrollUri, qr: enrollQrCode });
+          return authenticator.generate(new URL(enrollUri as string).searchParams.get('secret') as string);
         },
       },
     );
     expect(asked).toHaveLength(1);
     expect(asked[0].enroll).toBe(true);
-    expect(asked[0].qr).toMatch(/^otpauth:\/\/totp\//);
+    expect(asked[0].uri).toMatch(/^otpauth:\/\/totp\//);
+    expect(asked[0].qr).toMatch(/^data:image\/png;base64,/);
     expect(profile.id).toBe(t.testProject.profile.id);
   });
 
