@@ -233,6 +233,100 @@ describe('CodeSystem/$import', () => {
     expect(await expandTotal(url, { property: 'concept', op: 'descendent-of', value: 'b' })).toBe(2);
   });
 
+  it('with Prefer: respond-async, answers 202 and reports progress on the AsyncJob until done', async () => {
+    const url = 'http://example.org/fhir/CodeSystem/async';
+    await createCodeSystem('async', url);
+    // 12,000 concepts: three batches of 5,000 (progress is recorded after each).
+    const lines: string[] = [];
+    for (let g = 0; g < 120; g++) {
+      lines.push(JSON.stringify({ code: `G${g}`, display: `Group ${g}` }));
+      for (let i = 0; i < 99; i++) {
+        lines.push(JSON.stringify({ code: `C${g}-${i}`, display: `Concept ${g} ${i}`, parent: `G${g}` }));
+      }
+    }
+    const kick = await t.app.inject({
+      method: 'POST',
+      url: `/fhir/R4/CodeSystem/$import?system=${encodeURIComponent(url)}`,
+      headers: { ...t.authHeaders, 'content-type': 'application/x-ndjson', prefer: 'respond-async' },
+      payload: lines.join('\n'),
+    });
+    expect(kick.statusCode, kick.body).toBe(202);
+    expect(kick.json()).toMatchObject({ resourceType: 'AsyncJob', status: 'active' });
+    const location = String(kick.headers['content-location']);
+    expect(location).toMatch(/\/fhir\/R4\/job\/[\w-]+\/status$/);
+    const statusPath = new URL(location).pathname;
+    let done: { statusCode: number; json(): { status: string; output: { parameter?: Param[] } } } | undefined;
+    for (let i = 0; i < 600 && !done; i++) {
+      const poll = await t.app.inject({ headers: t.authHeaders, url: statusPath });
+      if (poll.statusCode === 200) {
+        done = poll;
+      } else {
+        expect(poll.statusCode).toBe(202);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    expect(done?.json().status).toBe('completed');
+    expect(param(done!.json().output, 'concepts')?.valueInteger).toBe(12_000);
+    expect(param(done!.json().output, 'parentLinks')?.valueInteger).toBe(120 * 99);
+    // Each batch left its progress on a version of the AsyncJob: growing counts and fractions.
+    const id = location.split('/').at(-2);
+    const history = (
+      await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/AsyncJob/${id}/_history?_count=50` })
+    ).json() as {
+      entry: {
+        resource: { extension?: { extension: { url: string; valueDecimal?: number; valueString?: string }[] }[] };
+      }[];
+    };
+    const progress = history.entry
+      .map((e) => e.resource.extension?.[0]?.extension)
+      .filter((parts) => parts !== undefined)
+      .map((parts) => ({
+        fraction: parts.find((p) => p.url === 'fraction')?.valueDecimal ?? -1,
+        message: parts.find((p) => p.url === 'message')?.valueString,
+      }))
+      .reverse();
+    expect(progress.map((p) => p.message)).toEqual(['5000 concepts', '10000 concepts', '12000 concepts']);
+    const fractions = progress.map((p) => p.fraction);
+    expect(fractions[0]).toBeGreaterThan(0);
+    expect([...fractions].sort((a, b) => a - b)).toEqual(fractions);
+    expect(await expandTotal(url, { property: 'concept', op: 'is-a', value: 'G7' })).toBe(100);
+  });
+
+  it('an asynchronous import with a bad line ends in error, and writes nothing', async () => {
+    const url = 'http://example.org/fhir/CodeSystem/async-bad';
+    await createCodeSystem('async-bad', url);
+    const kick = await t.app.inject({
+      method: 'POST',
+      url: `/fhir/R4/CodeSystem/$import?system=${encodeURIComponent(url)}`,
+      headers: { ...t.authHeaders, 'content-type': 'application/x-ndjson', prefer: 'respond-async' },
+      payload: '{"code":"ok"}\nnot json\n',
+    });
+    expect(kick.statusCode).toBe(202);
+    const id = kick.json().id as string;
+    let job:
+      { status: string; output?: { parameter?: { name: string; resource?: { issue: unknown[] } }[] } } | undefined;
+    for (let i = 0; i < 300; i++) {
+      job = (await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/AsyncJob/${id}` })).json();
+      if (job?.status !== 'active') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(job?.status).toBe('error');
+    expect(JSON.stringify(job?.output)).toContain('line 2');
+    const lookup = await t.app.inject({
+      headers: t.authHeaders,
+      url: `/fhir/R4/CodeSystem/$lookup?system=${encodeURIComponent(url)}&code=ok`,
+    });
+    expect(lookup.statusCode).toBe(404); // rolled back: not even the good first line
+    // Options are checked before anything is accepted.
+    const badWhere = await t.app.inject({
+      method: 'POST',
+      url: `/fhir/R4/CodeSystem/$import?system=${encodeURIComponent(url)}&where=nonsense`,
+      headers: { ...t.authHeaders, 'content-type': 'text/csv', prefer: 'respond-async' },
+      payload: 'code\nx\n',
+    });
+    expect(badWhere.statusCode).toBe(400);
+  });
+
   it('refuses an unknown code system, a bad line, and a missing system', async () => {
     const unknown = await t.app.inject({
       method: 'POST',

@@ -48,6 +48,8 @@ export class ConceptImporter {
     private readonly client: PoolClient,
     private readonly cs: CodeSystemRow,
     private readonly logger: Logger,
+    /** Called after each batch with the concepts written so far (an asynchronous import's progress). */
+    private readonly onBatch?: (concepts: number) => Promise<void>,
   ) {
     const props = hierarchyPropertyCodes({ property: cs.propertyDefs as never });
     this.parentProps = props.parent;
@@ -106,6 +108,7 @@ export class ConceptImporter {
       },
       'code system import progress',
     );
+    await this.onBatch?.(this.concepts);
   }
 
   private toRow(c: ImportConcept, links: { csId: number; child: string; parent: string }[]): ConceptRow {

@@ -14,11 +14,13 @@ import { ctx } from '../../fhir/context.js';
 import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
 import type { Queryable } from '../../platform/postgres.js';
 import { sendJson } from '../../http/fhir-reply.js';
-import { ConceptImporter, type ImportConcept } from '../import/importer.js';
+import { prefersAsync } from '../../jobs/async-job.js';
+import type { ImportConcept } from '../import/importer.js';
+import { startAsyncImport } from './import-async.js';
+import { importConcepts, statsParameters } from './import-run.js';
 import { delimitedConcepts, ndjsonConcepts, parametersConcepts } from '../import/sources.js';
 import { findCodeSystem, findCodeSystemById, type CodeSystemRow } from '../resolve.js';
 import { ownProjectOf, type TerminologyDeps } from './context.js';
-import { out, parameters } from './params.js';
 
 /** Bodies that reach $import as a stream (see the terminology routes), never buffered whole. */
 export const STREAMED_IMPORT_TYPES = [
@@ -48,14 +50,13 @@ export function importOperation(deps: TerminologyDeps): OperationDefinitionEntry
       const query = request.query as Record<string, unknown>;
       const body = request.body;
       let system = first(query.system);
-      let concepts: AsyncIterable<ImportConcept> | Iterable<ImportConcept>;
-      let skipped = 0;
+      let source: ConceptSource | undefined;
+      let list: ParametersParameter[] | undefined;
       if (isStream(body)) {
-        concepts = streamedConcepts(request, body, query, () => skipped++);
+        source = conceptSource(String(request.headers['content-type'] ?? ''), query);
       } else if ((body as Parameters | undefined)?.resourceType === 'Parameters') {
-        const list = ((body as Parameters).parameter ?? []) as ParametersParameter[];
+        list = ((body as Parameters).parameter ?? []) as ParametersParameter[];
         system ??= list.find((p) => p.name === 'system')?.valueUri;
-        concepts = parametersConcepts(list);
       } else {
         fail(
           unsupportedMediaType(
@@ -65,39 +66,14 @@ export function importOperation(deps: TerminologyDeps): OperationDefinitionEntry
       }
       const cs = await ownCodeSystem(deps, request, target.id, system);
       await assertMayUpdate(deps.pool, ctx(request).repo.scope, cs);
-
-      const client = await deps.pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SET LOCAL statement_timeout = 0');
-        // One import at a time per code system; others wait rather than interleave.
-        await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('hearth-terminology-import:' || $1, 0))`, [
-          cs.id,
-        ]);
-        const importer = new ConceptImporter(client, cs, deps.logger.child({ reqId: request.id }));
-        for await (const concept of concepts) {
-          await importer.add(concept);
-        }
-        const stats = await importer.finish();
-        await client.query('COMMIT');
-        return sendJson(
-          reply,
-          200,
-          parameters([
-            out('system', 'Uri', cs.url),
-            out('concepts', 'Integer', stats.concepts),
-            out('parentLinks', 'Integer', stats.parentLinks),
-            out('hierarchyPairs', 'Integer', stats.hierarchyPairs),
-            out('skipped', 'Integer', stats.skipped + skipped),
-            out('durationMs', 'Integer', stats.ms),
-          ]),
-        );
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
+      const logger = deps.logger.child({ reqId: request.id });
+      if (source && isStream(body) && prefersAsync(request)) {
+        return startAsyncImport(deps, request, reply, cs, body, source, logger);
       }
+      let skipped = 0;
+      const concepts = source && isStream(body) ? source(body, () => skipped++) : parametersConcepts(list ?? []);
+      const stats = await importConcepts(deps, cs, concepts, logger);
+      return sendJson(reply, 200, statsParameters(cs, { ...stats, skipped: stats.skipped + skipped }));
     },
   };
 }
@@ -164,18 +140,17 @@ async function assertMayUpdate(db: Queryable, scope: object, cs: CodeSystemRow):
   }
 }
 
-function streamedConcepts(
-  request: FastifyRequest,
-  body: Readable,
-  query: Record<string, unknown>,
-  onSkip: () => void,
-): AsyncIterable<ImportConcept> {
-  const type = String(request.headers['content-type'] ?? '')
-    .split(';')[0]
-    .trim()
-    .toLowerCase();
+/** Reads concepts from a streamed body; calls onSkip for each line it cannot use. */
+type ConceptSource = (body: Readable, onSkip: () => void) => AsyncIterable<ImportConcept>;
+
+/**
+ * The reader of a streamed body of this content type, with its options from the query string
+ * checked now (a bad `where` is a 400 before anything is read or queued).
+ */
+function conceptSource(contentType: string, query: Record<string, unknown>): ConceptSource {
+  const type = contentType.split(';')[0].trim().toLowerCase();
   if (type.endsWith('ndjson')) {
-    return ndjsonConcepts(body);
+    return (body) => ndjsonConcepts(body);
   }
   const where = (Array.isArray(query.where) ? query.where : query.where === undefined ? [] : [query.where]).map((w) => {
     const text = String(w);
@@ -186,18 +161,15 @@ function streamedConcepts(
     return { column: text.slice(0, eq), value: text.slice(eq + 1) };
   });
   const tsv = type === 'text/tab-separated-values';
-  return delimitedConcepts(
-    body,
-    {
-      delimiter: first(query.delimiter) ?? (tsv ? '\t' : ','),
-      quoted: !tsv,
-      codeColumn: first(query.codeColumn) ?? 'code',
-      displayColumn: first(query.displayColumn) ?? 'display',
-      definitionColumn: first(query.definitionColumn) ?? 'definition',
-      parentColumn: first(query.parentColumn) ?? 'parent',
-      where,
-      propertyColumns: first(query.propertyColumns)?.split(','),
-    },
-    onSkip,
-  );
+  const options = {
+    delimiter: first(query.delimiter) ?? (tsv ? '\t' : ','),
+    quoted: !tsv,
+    codeColumn: first(query.codeColumn) ?? 'code',
+    displayColumn: first(query.displayColumn) ?? 'display',
+    definitionColumn: first(query.definitionColumn) ?? 'definition',
+    parentColumn: first(query.parentColumn) ?? 'parent',
+    where,
+    propertyColumns: first(query.propertyColumns)?.split(','),
+  };
+  return (body, onSkip) => delimitedConcepts(body, options, onSkip);
 }
