@@ -21,6 +21,8 @@ export interface AuthModule {
   /** The FHIR context of a request: its repository scoped to the caller (401 without credentials). */
   contextFor: FhirContextFactory;
   bootstrap: BootstrapResult;
+  /** Searches in a caller's repository (the SMART patient picker lists patients with it). */
+  search: SearchModule['service'];
   /** The repository scope a caller acts in. */
   scopeOf(auth: RequestAuth): RepositoryScope;
   repoFor(auth: RequestAuth): Repository;
@@ -112,7 +114,17 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
     return { repo: repoFor(auth), fhirBase, requestId: request.id };
   };
 
-  return { deps, keys, authenticator, contextFor, bootstrap, scopeOf, repoFor, close: () => keys.close() };
+  return {
+    deps,
+    keys,
+    authenticator,
+    contextFor,
+    bootstrap,
+    search: options.search.service,
+    scopeOf,
+    repoFor,
+    close: () => keys.close(),
+  };
 }
 
 /** First-start instructions go to stdout; with logging silenced only when they hold a generated password. */

@@ -285,6 +285,74 @@ describe('patient/ scopes and launch context', () => {
     expect((await bundle(headers, 'Observation')).entries.length).toBe(0);
   });
 
+  it('standalone launch/patient by a practitioner: the server asks which patient, and puts it in the token', async () => {
+    const pkce = pkcePair();
+    const carried = {
+      response_type: 'code',
+      client_id: client.id as string,
+      redirect_uri: REDIRECT,
+      scope: 'openid launch/patient patient/Observation.rs',
+      state: 'pick',
+      aud: `${t.config.baseUrl}fhir/R4`,
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    };
+    const formPost = (url: string, fields: Record<string, string>) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(fields).toString(),
+      });
+    const picker = await formPost('/oauth2/authorize', {
+      ...carried,
+      email: t.testProject.email,
+      password: t.testProject.password,
+    });
+    expect(picker.statusCode).toBe(200);
+    expect(picker.body).toContain('Choose a patient');
+    expect(picker.body).toContain(`value="${alice.id}"`);
+    expect(picker.body).toContain(`value="${bob.id}"`);
+    expect(picker.body).toContain('action="/oauth2/authorize/patient"');
+    const login = /name="login" value="([^"]+)"/.exec(picker.body)?.[1] as string;
+    // Searching by name narrows the list.
+    const searched = await formPost('/oauth2/authorize/patient', { ...carried, login, q: 'Alice' });
+    expect(searched.body).toContain(`value="${alice.id}"`);
+    expect(searched.body).not.toContain(`value="${bob.id}"`);
+    // An unknown patient is refused; the code is not handed out.
+    const unknown = await formPost('/oauth2/authorize/patient', {
+      ...carried,
+      login,
+      patient: '00000000-0000-4000-8000-000000000000',
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers.location).toBeUndefined();
+    const chosen = await formPost('/oauth2/authorize/patient', { ...carried, login, patient: alice.id });
+    expect(chosen.statusCode).toBe(302);
+    const location = new URL(chosen.headers.location as string);
+    expect(location.searchParams.get('state')).toBe('pick');
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: location.searchParams.get('code') as string,
+        code_verifier: pkce.verifier,
+        redirect_uri: REDIRECT,
+        client_id: client.id as string,
+      }).toString(),
+    });
+    expect(token.json().patient).toBe(alice.id);
+    expect(token.json().need_patient_banner).toBe(true);
+    const obs = await bundle({ authorization: `Bearer ${token.json().access_token}` }, 'Observation');
+    expect(obs.entries.length).toBe(3);
+    expect(obs.entries.every((e) => e.resource.subject?.reference === `Patient/${alice.id}`)).toBe(true);
+    // The sign-in is done: no second pick.
+    const again = await formPost('/oauth2/authorize/patient', { ...carried, login, patient: bob.id });
+    expect(again.statusCode).toBe(400);
+  });
+
   it('the wrong aud is refused', async () => {
     const res = await t.app.inject({
       url: `/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.id as string, redirect_uri: REDIRECT, aud: 'https://other.example/fhir', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fail, forbiddenWith, isValidId, OperationOutcomeError } from '@hearth/core';
+import { badRequest, fail, forbiddenWith, isValidId, OperationOutcomeError, type Resource } from '@hearth/core';
 import type { AuthModule } from '../module.js';
 import { auditLogin } from '../audit.js';
 import { assertNotLocked, recordFailure, recordSuccess } from '../brute-force.js';
@@ -16,10 +16,17 @@ import { verifyPassword } from '../passwords.js';
 import { findUserByEmail, readByReference } from '../store.js';
 import type { ClientApplication, Login, Project, User } from '../types.js';
 import { requestInfo } from './common.js';
+import { splitScope } from '../access/scopes.js';
 import { nextStep } from '../login-flow.js';
 import { verifySignInFactor } from '../mfa.js';
 
 type Fields = Record<string, string | undefined>;
+type HumanName = { given?: string[]; family?: string; text?: string };
+
+function displayName(names: HumanName[] | undefined): string {
+  const name = names?.[0];
+  return name?.text ?? ([...(name?.given ?? []), name?.family].filter(Boolean).join(' ') || 'Unnamed patient');
+}
 
 /** The authorization request parameters carried through the sign-in pages (RFC 6749 §4.1.1, SMART). */
 const CARRIED = [
@@ -123,6 +130,8 @@ function fieldsOf(request: FastifyRequest): Fields {
 export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): Promise<void> {
   const deps = auth.deps;
   const fhirBase = `${deps.config.baseUrl}fhir/R4`;
+  // Forms post to absolute paths: the pages are served at /oauth2/authorize and at its sub-paths.
+  const actions = `${new URL(deps.config.baseUrl).pathname}oauth2/authorize`;
 
   /**
    * Checks the authorization request. Problems with the client or redirect URI are shown here,
@@ -185,7 +194,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     return page(
       'Sign in',
       `<h1>Sign in to ${escapeHtml(client.name ?? 'Hearth')}</h1>${error ? `<p class="error">${escapeHtml(error)}</p>` : ''}
-<form method="post" action="authorize">${hidden(fields, CARRIED)}
+<form method="post" action="${actions}">${hidden(fields, CARRIED)}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(fields.email ?? '')}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>`,
@@ -199,6 +208,10 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     result: LoginResponse,
   ): Promise<FastifyReply> {
     if (result.code) {
+      const login = await readByReference<Login>(deps.pool, `Login/${result.login}`);
+      if (login && needsPatientPick(login)) {
+        return patientPicker(reply, fields, login);
+      }
       return redirectWith(reply, fields.redirect_uri as string, { code: result.code, state: fields.state });
     }
     if (result.mfaRequired) {
@@ -207,7 +220,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
         200,
         page(
           'Verify',
-          `<h1>Enter your authenticator code</h1><form method="post" action="authorize/mfa">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}
+          `<h1>Enter your authenticator code</h1><form method="post" action="${actions}/mfa">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}
 <label for="token">Code</label><input id="token" name="token" type="text" inputmode="numeric" autocomplete="one-time-code" required><button type="submit">Verify</button></form>`,
         ),
         fields.redirect_uri,
@@ -225,7 +238,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
         page(
           'Set up a second factor',
           `<h1>Set up your authenticator</h1><p>A second factor is required. Scan the code with an authenticator app, or enter the key <code>${escapeHtml(secret)}</code>, then enter the code it shows.</p>${qr}
-<form method="post" action="authorize/mfa">${hidden({ ...fields, login: result.login, enroll: '1' }, [...CARRIED, 'login', 'enroll'])}
+<form method="post" action="${actions}/mfa">${hidden({ ...fields, login: result.login, enroll: '1' }, [...CARRIED, 'login', 'enroll'])}
 <label for="token">Code</label><input id="token" name="token" type="text" inputmode="numeric" autocomplete="one-time-code" required><button type="submit">Verify</button></form>`,
         ),
         fields.redirect_uri,
@@ -255,7 +268,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       200,
       page(
         'Choose a profile',
-        `<h1>Choose a profile</h1><form method="post" action="authorize/profile">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}${choices}<button type="submit">Continue</button></form>`,
+        `<h1>Choose a profile</h1><form method="post" action="${actions}/profile">${hidden({ ...fields, login: result.login }, [...CARRIED, 'login'])}${choices}<button type="submit">Continue</button></form>`,
       ),
       fields.redirect_uri,
     );
@@ -328,6 +341,88 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       throw err;
     }
     return finish(reply, fields, client, result);
+  });
+
+  /**
+   * SMART standalone launch with launch/patient by a user who is not a patient: the server asks
+   * which patient (App Launch 2.0, "patient picker"), among those the member may read.
+   */
+  function needsPatientPick(login: Login): boolean {
+    return (
+      splitScope(login.scope).includes('launch/patient') &&
+      !login.launch &&
+      login.profileType !== 'Patient' &&
+      login.membership !== undefined
+    );
+  }
+
+  async function patientPicker(reply: FastifyReply, fields: Fields, login: Login, query = ''): Promise<FastifyReply> {
+    const member = await auth.authenticator.forMembership(login.membership?.reference as string);
+    const params = new URLSearchParams({ _count: '20', _sort: 'family,given', _elements: 'name,birthDate' });
+    if (query.trim()) {
+      params.set('name', query.trim());
+    }
+    const bundle = JSON.parse(
+      await auth.search.search(auth.repoFor(member), {
+        resourceType: 'Patient',
+        params,
+        fhirBase: `${fhirBase}/`,
+        strict: false,
+      }),
+    ) as { entry?: { resource: { id: string; name?: HumanName[]; birthDate?: string } }[] };
+    const patients = (bundle.entry ?? []).map((e) => e.resource);
+    const carried = hidden({ ...fields, login: login.id }, [...CARRIED, 'login']);
+    const choices = patients
+      .map(
+        (p, i) =>
+          `<label class="choice"><input type="radio" name="patient" value="${escapeHtml(p.id)}"${i === 0 ? ' checked' : ''}> ${escapeHtml(displayName(p.name))}${p.birthDate ? ` (${escapeHtml(p.birthDate)})` : ''}</label>`,
+      )
+      .join('');
+    return sendHtml(
+      reply,
+      200,
+      page(
+        'Choose a patient',
+        `<h1>Choose a patient</h1><form method="post" action="${actions}/patient">${carried}
+<label for="q">Name</label><input id="q" name="q" type="text" value="${escapeHtml(query)}"><button type="submit">Search</button></form>
+<form method="post" action="${actions}/patient">${carried}${choices || '<p class="error">No patients found.</p>'}${choices ? '<button type="submit">Continue</button>' : ''}</form>`,
+      ),
+      fields.redirect_uri,
+    );
+  }
+
+  app.post('/oauth2/authorize/patient', async (request, reply) => {
+    const fields = fieldsOf(request);
+    const checked = await validate(fields, reply);
+    if (!('client' in checked)) {
+      return checked;
+    }
+    const login = await readPendingLogin(deps, fields.login);
+    assertSameClient(login, checked.client);
+    if (!login.code || !needsPatientPick(login)) {
+      fail(badRequest('This sign-in is not choosing a patient', 'login'));
+    }
+    if (!fields.patient) {
+      return patientPicker(reply, fields, login, fields.q ?? '');
+    }
+    if (!isValidId(fields.patient)) {
+      fail(badRequest('Invalid patient', 'patient'));
+    }
+    // Read as the member: a patient they may not see is not found.
+    const member = await auth.authenticator.forMembership(login.membership?.reference as string);
+    const patient = await auth.repoFor(member).readResource('Patient', fields.patient);
+    const projectId = login.project?.reference?.replace(/^Project\//, '') as string;
+    const launch = await deps.systemRepo(projectId).createResource({
+      resourceType: 'SmartAppLaunch',
+      patient: { reference: `Patient/${patient.resource.id}` },
+    } as Resource);
+    await deps
+      .systemRepo()
+      .updateResource(
+        { ...login, launch: { reference: `SmartAppLaunch/${launch.resource.id}` } },
+        { ifMatch: Number(login.meta?.versionId) },
+      );
+    return redirectWith(reply, fields.redirect_uri as string, { code: login.code, state: fields.state });
   });
 
   app.post('/oauth2/authorize/profile', async (request, reply) => {
