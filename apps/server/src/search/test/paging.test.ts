@@ -168,6 +168,7 @@ describe('result parameters', () => {
         resourceType: 'Patient',
         name: [{ family: 'Summarised' }],
         photo: [{ contentType: 'image/png', url: 'http://x/p.png' }],
+        text: { status: 'generated', div: '<div xmlns="http://www.w3.org/1999/xhtml">Summarised</div>' },
       },
     ]);
     const p = (await search(t, 'Patient?name=summarised&_summary=true')).entry![0].resource as Record<string, unknown>;
@@ -178,6 +179,15 @@ describe('result parameters', () => {
       unknown
     >;
     expect(data.photo).toBeDefined();
+    expect(data.text).toBeUndefined();
+    const text = (await search(t, 'Patient?name=summarised&_summary=text')).entry![0].resource as Record<
+      string,
+      unknown
+    >;
+    expect(JSON.stringify(text.text)).toContain('Summarised');
+    expect(text.name).toBeUndefined();
+    expect(text.photo).toBeUndefined();
+    expect(text.id).toBeDefined();
   });
 
   it('_elements and _summary shape entries', async () => {
