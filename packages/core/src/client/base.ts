@@ -278,7 +278,9 @@ export class ClientBase {
 
   private async sendUncached<T>(request: SendRequest): Promise<T> {
     const options = request.options ?? {};
-    const useAuth = !options.noAuth;
+    // The token goes to this server only: never to another origin a URL may name (an
+    // Attachment's url, an absolute reference), which could be anyone's.
+    const useAuth = !options.noAuth && this.isOwnUrl(request.url);
     if (useAuth && this.session.state && this.session.isExpiring() && this.canRenewSession()) {
       await this.renewOrSignOut();
     }
@@ -310,6 +312,17 @@ export class ClientBase {
         return (await response.blob()) as T;
       default:
         return (await readBody(response)) as T;
+    }
+  }
+
+  /** Whether a URL is on this client's server (same origin as the base URL). */
+  protected isOwnUrl(url: string): boolean {
+    // A relative base URL (a page's own server) resolves against the page.
+    const page = (globalThis as { location?: { href?: string } }).location?.href;
+    try {
+      return new URL(url, page).origin === new URL(this.baseUrl, page).origin;
+    } catch {
+      return false;
     }
   }
 

@@ -203,6 +203,36 @@ describe('cache', () => {
   });
 });
 
+describe('the access token', () => {
+  it('goes to this server only, never to another origin a URL names', async () => {
+    const { mock, client } = setup(0);
+    client.setAccessToken('secret-token');
+    mock.on('GET', '/files/a.pdf', () => new Response('pdf', { status: 200 }));
+    mock.on('GET', `${FHIR}/Binary/b1`, () => new Response('bytes', { status: 200 }));
+    await client.download('https://elsewhere.example/files/a.pdf');
+    await client.download('Binary/b1');
+    await client.get('http://hearth.test:8080/files/a.pdf').catch(() => undefined);
+    const sent = mock.requests.map((r) => [r.url.origin, r.headers.authorization]);
+    expect(sent).toEqual([
+      ['https://elsewhere.example', undefined],
+      ['http://hearth.test', 'Bearer secret-token'],
+      ['http://hearth.test:8080', undefined],
+    ]);
+  });
+
+  it('a 401 from another origin does not end the session', async () => {
+    const { mock, client } = setup(0);
+    let told = 0;
+    client.addEventListener('unauthenticated', () => told++);
+    client.setAccessToken('secret-token');
+    mock.on('GET', '/private', () => json({ error: 'nope' }, 401));
+    const err = await client.get('https://elsewhere.example/private').catch((e: unknown) => e);
+    expect((err as OperationOutcomeError).status).toBe(401);
+    expect(told).toBe(0);
+    expect(client.getAccessToken()).toBe('secret-token');
+  });
+});
+
 describe('errors', () => {
   it('rejects with the server OperationOutcome', async () => {
     const { mock, client } = setup();
