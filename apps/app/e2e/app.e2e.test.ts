@@ -106,8 +106,10 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await shot('patient-search');
     // A reload keeps the search (it lives in the query string).
     await page.reload();
-    await page.getByRole('row', { name: `Patient ${patientId}` }).waitFor();
-    await page.getByRole('row', { name: `Patient ${patientId}` }).click();
+    // Rows open with the keyboard.
+    const row = page.getByRole('row', { name: `Patient ${patientId}` });
+    await row.focus();
+    await page.keyboard.press('Enter');
     await page.waitForURL(new RegExp(`/Patient/${patientId}`));
   }, 120_000);
 
@@ -122,9 +124,12 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await table.getByRole('button', { name: 'Column name' }).click();
     await page.getByRole('menuitem', { name: 'Sort descending' }).click();
     await page.waitForURL(/_sort=-name/);
+    // The router renders a navigation as a transition, after the URL changes: wait for the sorted view.
+    await table.getByText('name ↓').waitFor();
     await table.getByText('Cy BulkdropCy').waitFor();
     await page.getByRole('button', { name: 'Page 2' }).click();
     await page.waitForURL(/_offset=2/);
+    expect(page.url()).toContain('_sort=-name');
     await page.getByText('3–3 of 3').waitFor();
     await table.getByText('Ann BulkdropAnn').waitFor();
     expect(await page.getByRole('textbox', { name: 'Page size' }).inputValue()).toBe('2');
@@ -374,7 +379,10 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
   }, 120_000);
 
   it('invites a user', async () => {
-    await page.goto(url('/admin/users'));
+    await page.goto(url('/admin/project'));
+    await page.getByRole('table', { name: 'Project details' }).getByText('Super Admin').waitFor();
+    await page.getByRole('tab', { name: 'Users' }).click();
+    await page.waitForURL(/\/admin\/users$/);
     await page.getByRole('table', { name: 'Project members' }).waitFor();
     await page.getByLabel('First name').fill('Grace');
     await page.getByLabel('Last name').fill('Hopper');
@@ -468,7 +476,20 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     const dialog = page.getByRole('dialog', { name: 'New access policy' });
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.waitFor({ state: 'detached' });
-    await page.getByRole('table', { name: 'Access policies' }).getByText('New policy').waitFor();
+    const policies = page.getByRole('table', { name: 'Access policies' });
+    await policies.getByText('New policy').waitFor();
+    // Edited as JSON: renamed.
+    await policies.getByRole('row').filter({ hasText: 'New policy' }).getByRole('button', { name: 'Edit' }).click();
+    const editDialog = page.getByRole('dialog', { name: 'Edit access policy' });
+    const policyJson = editDialog.getByLabel('Access policy');
+    const policy = JSON.parse(await policyJson.inputValue()) as Resource;
+    await policyJson.fill(JSON.stringify({ ...policy, name: 'Lab readers' }, null, 2));
+    await editDialog.getByRole('button', { name: 'Save' }).click();
+    await editDialog.waitFor({ state: 'detached' });
+    await policies.getByText('Lab readers').waitFor();
+    expect((await api.readResource('AccessPolicy' as 'Patient', policy.id as string, { cache: 'no-cache' })).name).toBe(
+      'Lab readers',
+    );
     await shot('admin-policies');
   }, 120_000);
 

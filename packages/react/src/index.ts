@@ -8,6 +8,7 @@ export { CodingInput, useValueSetSearch, type CodingInputProps } from './CodingI
 export { expandValueSet } from './CodingInput/valueset.js';
 export { DateTimeInput, fhirToLocal, localToFhir, type DateTimeInputProps } from './DateTimeInput/DateTimeInput.js';
 export { JsonEditor, JsonView, type JsonEditorProps, type JsonViewProps } from './JsonEditor/JsonEditor.js';
+export { NumericInput, parseNumeric, type NumericInputProps } from './NumericInput/NumericInput.js';
 export { ObservationChart, groupByCode, type ObservationChartProps } from './ObservationChart/ObservationChart.js';
 export {
   OperationOutcomeAlert,

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { Operator, type SearchRequest } from '@hearth/core';
-import { screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { bundle, mockClient, renderWithHearth, Reply } from '../test/render.js';
@@ -193,6 +193,51 @@ describe('SearchControl', () => {
       client,
     );
     expect((await screen.findByRole('alert')).textContent).toContain('Unknown search parameter: foo');
+  });
+
+  it('adds a column chosen from the search parameters', async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client } = mockClient({ 'GET /fhir/R4/Patient': () => bundle(patients) });
+    const onChange = vi.fn();
+    renderWithHearth(
+      <SearchControl search={{ resourceType: 'Patient' }} columns={['name']} onChange={onChange} />,
+      client,
+    );
+    await screen.findByText('Ada Lovelace');
+    await user.click(screen.getByRole('button', { name: 'Columns' }));
+    await user.type(await screen.findByRole('textbox', { name: 'Columns' }), 'address-ci');
+    await user.click(await screen.findByRole('option', { name: 'address-city' }));
+    expect(onChange.mock.calls.at(-1)?.[1]).toEqual(['name', 'address-city']);
+  });
+
+  it('filters a date range with date inputs, and a reference with a resource picker', async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client } = mockClient({
+      'GET /fhir/R4/Observation': () => bundle([]),
+      'GET /fhir/R4/Patient': () => bundle(patients),
+    });
+    const onChange = vi.fn();
+    renderWithHearth(<SearchControl search={{ resourceType: 'Observation' }} onChange={onChange} />, client);
+    await user.click(screen.getByRole('button', { name: 'Filters' }));
+    await user.click(await screen.findByRole('button', { name: 'Add date range' }));
+    const from = screen.getByLabelText('Filter 1 value') as HTMLInputElement;
+    const to = screen.getByLabelText('Filter 2 value') as HTMLInputElement;
+    expect([from.type, to.type]).toEqual(['date', 'date']);
+    fireEvent.change(from, { target: { value: '2024-01-01' } });
+    fireEvent.change(to, { target: { value: '2024-03-31' } });
+    await user.click(screen.getByRole('button', { name: 'Add filter' }));
+    await user.click(screen.getByRole('textbox', { name: 'Filter 3 parameter' }));
+    await user.click(await screen.findByRole('option', { name: 'subject' }));
+    // A reference parameter: a resource picker, its type among the allowed ones (Patient first).
+    expect((screen.getByRole('textbox', { name: 'Value type' }) as HTMLInputElement).value).toBe('Patient');
+    await user.click(screen.getByRole('textbox', { name: 'Value' }));
+    await user.click(await screen.findByRole('option', { name: 'Ada Lovelace' }));
+    await user.click(screen.getByRole('button', { name: 'Apply' }));
+    expect(onChange.mock.calls[0][0].filters).toEqual([
+      { code: 'date', operator: Operator.GREATER_THAN_OR_EQUALS, value: '2024-01-01' },
+      { code: 'date', operator: Operator.LESS_THAN_OR_EQUALS, value: '2024-03-31' },
+      { code: 'subject', operator: Operator.EQUALS, value: 'Patient/p1' },
+    ]);
   });
 
   it('chooses default columns that suit the type', () => {
