@@ -46,10 +46,11 @@ export interface Services {
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
-  // Writes of an active Subscription are also checked for what would keep it from firing.
-  const validator = withSubscriptionChecks(createValidator());
-  const shaper = createShaper();
   const terminology = createTerminologyModule(pool, logger);
+  // Writes of an active Subscription are also checked for what would keep it from firing, and
+  // required bindings only the terminology can expand are checked too (prepared by terminology.start).
+  const validator = withSubscriptionChecks(terminology.wrapValidator(createValidator()));
+  const shaper = createShaper();
   const search = createSearchModule({
     pool,
     fhirBase: `${config.baseUrl}fhir/R4/`,

@@ -1,11 +1,12 @@
 import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import type { RepositoryDeps } from '../storage/repository.js';
-import type { SearchIndexer } from '../storage/types.js';
+import type { ResourceValidator, SearchIndexer } from '../storage/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { FhirContextFactory } from '../fhir/context-factory.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { expandForSearch } from './api.js';
+import { withTerminologyBindings } from './binding-validator.js';
 import { createBindingChecker, type BindingChecker } from './bindings.js';
 import { withTerminologyIndexing } from './indexer.js';
 import { loadR4Terminology, type LoadResult } from './loader.js';
@@ -21,6 +22,11 @@ import { terminologyRoutes } from './routes.js';
 export interface TerminologyModule {
   /** Wraps the search indexer so CodeSystem/ValueSet/ConceptMap writes also fill the terminology tables. */
   wrapIndexer(inner: SearchIndexer): SearchIndexer;
+  /**
+   * Wraps the validator so that writes are also checked against the required bindings only the
+   * terminology can expand (Composition.confidentiality's v3 value set…); ready once start() ran.
+   */
+  wrapValidator(inner: ResourceValidator): ResourceValidator;
   /**
    * Loads the R4 content into the terminology project on first start. Terminology written in that
    * project or the super admin project is server-wide.
@@ -47,18 +53,49 @@ export function createTerminologyModule(pool: Pool, logger: Logger): Terminology
   const bindings = createBindingChecker(pool);
   const deps = { pool, logger };
   const importOp = importOperation(deps);
+  const validators: { prepare(): Promise<void> }[] = [];
+  /** Expansions read fresh (not from a cache filled before a write committed), then the checks. */
+  const prepareValidators = async (): Promise<void> => {
+    bindings.clear();
+    await Promise.all(validators.map((v) => v.prepare())).catch((err: unknown) =>
+      logger.error({ err }, 'could not prepare the terminology binding checks'),
+    );
+  };
+  // After start, a write to global terminology prepares the checks again, once the writes of the
+  // moment are committed (debounced: the hook runs inside the writing transaction).
+  let started = false;
+  let pending: NodeJS.Timeout | undefined;
+  const schedulePrepare = () => {
+    if (!started || validators.length === 0) return;
+    clearTimeout(pending);
+    pending = setTimeout(() => void prepareValidators(), 500);
+    pending.unref();
+  };
   return {
     bindings,
-    wrapIndexer: (inner) => withTerminologyIndexing(inner, globalProjects, () => bindings.clear()),
+    // Global terminology changed: the cached expansions go, and the binding checks are prepared again.
+    wrapIndexer: (inner) =>
+      withTerminologyIndexing(inner, globalProjects, () => {
+        bindings.clear();
+        schedulePrepare();
+      }),
+    wrapValidator(inner) {
+      const validator = withTerminologyBindings(inner, bindings);
+      validators.push(validator);
+      return validator;
+    },
     get projectId() {
       return terminologyProjectId;
     },
     async start(repositoryDeps, superAdminProjectId) {
       globalProjects.add(superAdminProjectId);
-      return loadR4Terminology(pool, repositoryDeps, logger, (id) => {
+      const result = await loadR4Terminology(pool, repositoryDeps, logger, (id) => {
         terminologyProjectId = id;
         globalProjects.add(id);
       });
+      await prepareValidators();
+      started = true;
+      return result;
     },
     expandValueSet: (url, projectId) => expandForSearch(pool, { projects: [projectId] }, url),
     routes: (app, contextFor) => terminologyRoutes(app, { contextFor, importOperation: importOp }),
