@@ -139,6 +139,12 @@ async function deletedResourceMatches(
  * author may read the resource. A deletion is matched on its last version (see
  * deletedResourceMatches).
  */
+/** Whether a subscription's author may see a change, and how (fields their policy hides removed). */
+interface AuthorView {
+  readable: boolean;
+  redact?: (resource: Resource) => Resource;
+}
+
 interface QueuedDelivery {
   data: DeliveryJob;
   options: { retryLimit: number };
@@ -233,35 +239,45 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
     return result;
   };
 
-  // Access: each author reads the version the notification carries, as themselves.
-  const readable = new Map<string, Promise<boolean>>();
-  const authorMayRead = (sub: ActiveSubscription): Promise<boolean> => {
+  // Access: each author reads the version the notification carries, as themselves; what the
+  // author's policy hides is hidden from what is delivered too.
+  const views = new Map<string, Promise<AuthorView>>();
+  const authorView = (sub: ActiveSubscription): Promise<AuthorView> => {
     const key = sub.author ?? '';
-    let result = readable.get(key);
+    let result = views.get(key);
     if (!result) {
       const versionId = current ? change.versionId : change.previousVersionId;
-      result = (async () => {
+      result = (async (): Promise<AuthorView> => {
         if (!sub.author) {
-          return true; // Written by the server itself (no author): the project's own data.
+          return { readable: true }; // Written by the server itself (no author): the project's own data.
         }
         try {
           const repo = await deps.members.forProfile(change.projectId, sub.author);
-          const scope = repo.scope as typeof repo.scope & { access?: unknown };
-          if (!scope.access && (!scope.readProjects || scope.readProjects.includes(change.projectId))) {
-            return true; // No access rules narrow what this member reads in its own project.
+          const { access: guard, readProjects } = repo.scope;
+          if (readProjects && !readProjects.includes(change.projectId)) {
+            return { readable: false };
           }
-          await repo.readVersion(change.resourceType, change.id, String(versionId));
-          return true;
+          if (!guard) {
+            return { readable: true }; // No access rules narrow what this member reads in the project.
+          }
+          guard.assertInteraction(change.resourceType, 'vread');
+          // Rules that show only some rows: read the version as the author (404 when it is not among them).
+          if (guard.readCondition(change.resourceType, 'vread', 'r', () => '$1') !== undefined) {
+            await repo.readVersion(change.resourceType, change.id, String(versionId));
+          }
+          return guard.hidesFields(change.resourceType)
+            ? { readable: true, redact: (resource) => guard.redact(resource) }
+            : { readable: true };
         } catch {
-          return false;
+          return { readable: false };
         }
       })();
-      readable.set(key, result);
+      views.set(key, result);
     }
     return result;
   };
 
-  const fired: ActiveSubscription[] = [];
+  const fired: { sub: ActiveSubscription; view: AuthorView }[] = [];
   await Promise.all(
     candidates.map(async (sub) => {
       if (!(await criteriaMatch(sub.query))) {
@@ -278,17 +294,18 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
           return;
         }
       }
-      if (!(await authorMayRead(sub))) {
+      const view = await authorView(sub);
+      if (!view.readable) {
         return;
       }
-      fired.push(sub);
+      fired.push({ sub, view });
     }),
   );
 
-  const deliveries = fired.filter((s) => s.channel !== 'websocket');
-  const sockets = fired.filter((s) => s.channel === 'websocket');
+  const deliveries = fired.filter((f) => f.sub.channel !== 'websocket');
+  const sockets = fired.filter((f) => f.sub.channel === 'websocket');
   await Promise.all(
-    sockets.map((sub) =>
+    sockets.map(({ sub, view }) =>
       deps.broadcaster.publish({
         k: 'ws',
         s: sub.id,
@@ -297,13 +314,16 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
         i: change.id,
         v: current ? change.versionId : change.previousVersionId,
         x: change.interaction,
+        // Fields hidden from the author: the socket's process reads the version as the author.
+        ...(view.redact && sub.author ? { a: sub.author } : {}),
       }),
     ),
   );
-  // The first attempt carries the resource its author was just found to be allowed to read.
-  const text = JSON.stringify(subject);
-  const content = text.length <= MAX_CARRIED_CONTENT ? text : undefined;
-  return deliveries.map((sub) => {
+  // The first attempt carries the resource as its author was just found to be allowed to see it.
+  const fullText = JSON.stringify(subject);
+  return deliveries.map(({ sub, view }) => {
+    const text = view.redact ? JSON.stringify(view.redact(subject)) : fullText;
+    const content = text.length <= MAX_CARRIED_CONTENT ? text : undefined;
     const attempts = sub.maxAttempts ?? deps.defaultMaxAttempts;
     const data: DeliveryJob = { ...change, subscriptionId: sub.id, ...(content ? { content } : {}) };
     delete data.onlySubscription;

@@ -60,7 +60,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     ? new RedisBroadcaster(config.redisUrl, logger)
     : new PgBroadcaster(deps.pool, logger);
   const tokens = new BindingTokens(deps.pool);
-  const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, fhirBase, logger });
+  const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, members: deps.members, fhirBase, logger });
   const pretest = new CriteriaPretest(deps.registry, deps.pool);
   const listener = new SubscriptionListener(active, pretest, deps.jobs, broadcaster, logger);
   deps.listeners.push(listener.onWrite);

@@ -410,6 +410,33 @@ describe("deliveries respect the author's access", () => {
   });
 });
 
+describe('deliveries hide what the author may not see', () => {
+  it("leaves out fields the author's access policy hides", async () => {
+    const policy = await create({
+      resourceType: 'AccessPolicy',
+      name: 'patients without birth dates',
+      resource: [{ resourceType: 'Subscription' }, { resourceType: 'Patient', hiddenFields: ['birthDate'] }],
+    });
+    const author = await createBot(t, {}, `AccessPolicy/${policy.id}`);
+    const asAuthor = await t.services.automation.members.forProfile(t.testProject.projectId, `Bot/${author.id}`);
+    await asAuthor.createResource({
+      ...subscription('Patient?name=Hidden', `${receiver.url}hidden`),
+    });
+    const patient = await create({
+      resourceType: 'Patient',
+      name: [{ family: 'Hidden' }],
+      birthDate: '1970-01-01',
+      gender: 'other',
+    });
+    const [hit] = await waitFor(() =>
+      arrivals(patient.id, '/hidden').length ? arrivals(patient.id, '/hidden') : undefined,
+    );
+    const body = JSON.parse(hit.body) as Record<string, unknown>;
+    expect(body).toMatchObject({ resourceType: 'Patient', id: patient.id, gender: 'other' });
+    expect(body.birthDate).toBeUndefined();
+  });
+});
+
 describe('a bot as the subscription endpoint', () => {
   it('runs the bot (as a job) with the resource as input', async () => {
     const bot = await createBot(t);

@@ -140,7 +140,10 @@ describe('websocket subscriptions across server processes', () => {
       {
         resourceType: 'AccessPolicy',
         name: 'patients only',
-        resource: [{ resourceType: 'Subscription' }, { resourceType: 'Patient', readonly: true }],
+        resource: [
+          { resourceType: 'Subscription' },
+          { resourceType: 'Patient', readonly: true, hiddenFields: ['birthDate'] },
+        ],
       },
       FHIR_JSON,
     );
@@ -180,9 +183,18 @@ describe('websocket subscriptions across server processes', () => {
       )
     ).json() as Resource;
     const patient = (
-      await post(a, 'fhir/R4/Patient', { resourceType: 'Patient', name: [{ family: 'Authored' }] }, FHIR_JSON)
+      await post(
+        a,
+        'fhir/R4/Patient',
+        { resourceType: 'Patient', name: [{ family: 'Authored' }], birthDate: '1970-01-01' },
+        FHIR_JSON,
+      )
     ).json() as Resource;
     await waitFor(() => (JSON.stringify(notifications(client)).includes(patient.id as string) ? true : undefined));
+    // The author's policy hides birthDate: so does the notification, read on process B as the author.
+    const delivered = notifications(client).find((n) => JSON.stringify(n).includes(patient.id as string));
+    expect(delivered?.entry?.[1]?.resource).toMatchObject({ resourceType: 'Patient', id: patient.id });
+    expect((delivered?.entry?.[1]?.resource as { birthDate?: string }).birthDate).toBeUndefined();
     await new Promise((r) => setTimeout(r, 500));
     const text = JSON.stringify(notifications(client));
     expect(text).not.toContain(obs.id as string);

@@ -4,6 +4,7 @@ import { badRequest, type OperationOutcome, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
+import type { MemberRepositories } from '../jobs/actor.js';
 import { setSettingOnce } from '../storage/settings.js';
 import { parseSubscription } from './model.js';
 
@@ -78,6 +79,8 @@ export class BindingTokens {
 export interface WebsocketHubDeps {
   tokens: BindingTokens;
   systemRepo: (projectId?: string) => Repository;
+  /** Reads as a subscription's author when their policy hides fields (the broadcast names them). */
+  members: MemberRepositories;
   fhirBase: string;
   logger: Logger;
 }
@@ -264,7 +267,11 @@ export class WebsocketHub {
     const [projectId, type, id, versionId] = [message.p, message.t, message.i, message.v].map(String);
     let resource: Resource;
     try {
-      resource = (await this.deps.systemRepo(projectId).readVersion(type, id, versionId)).resource;
+      const repo =
+        typeof message.a === 'string'
+          ? await this.deps.members.forProfile(projectId, message.a)
+          : this.deps.systemRepo(projectId);
+      resource = (await repo.readVersion(type, id, versionId)).resource;
     } catch (err) {
       this.deps.logger.warn({ err, subscription: message.s }, 'websocket notification: version not readable');
       return;
