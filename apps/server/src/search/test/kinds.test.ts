@@ -331,6 +331,32 @@ describe('composite', () => {
   });
 });
 
+describe('composite of three parts, one read from %resource', () => {
+  it('MolecularSequence chromosome-variant-coordinate', async () => {
+    await make([
+      [
+        'seq-1',
+        {
+          resourceType: 'MolecularSequence',
+          type: 'dna',
+          coordinateSystem: 0,
+          referenceSeq: { chromosome: { coding: [{ system: 'http://example.org/chromosomes', code: '1' }] } },
+          variant: [
+            { start: 100, end: 200 },
+            { start: 500, end: 510 },
+          ],
+        },
+      ],
+    ]);
+    const q = (v: string) => find(`MolecularSequence?chromosome-variant-coordinate=${v}`);
+    expect(await q('1$ge50$le300')).toEqual(['seq-1']);
+    expect(await q('1$ge450$le520')).toEqual(['seq-1']);
+    // Start of one variant and end of another: not one coordinate.
+    expect(await q('1$ge150$le300')).toEqual([]);
+    expect(await q('2$ge50$le300')).toEqual([]);
+  });
+});
+
 describe('escaping and the meta parameters', () => {
   it('\\$ and \\, inside composite and string values; _tag, _profile, _security, _source', async () => {
     await make([
