@@ -161,6 +161,28 @@ describe('access policies apply to every resolved resource', () => {
       `{ Patient(id: "${alice.id}") { birthDate ObservationList(_reference: subject) { status } } }`,
     );
     expect(reverse.data).toEqual({ Patient: { birthDate: null, ObservationList: [{ status: 'final' }] } });
+
+    // Connections count and page only what the policy shows, at the root and inside a resource;
+    // a _filter chain cannot reach through to Bob either.
+    const connection = await m.gql(`{
+      ObservationConnection(identifier: "urn:policy|") { count edges { resource { status } } }
+      Patient(id: "${alice.id}") { ObservationConnection(_reference: subject) { count edges { resource { status } } } }
+      chained: ObservationList(_filter: "patient.birthdate eq 1980-01-01") { id }
+    }`);
+    expect(connection.errors).toBeUndefined();
+    expect(connection.data).toEqual({
+      ObservationConnection: {
+        count: 2,
+        edges: [{ resource: { status: 'final' } }, { resource: { status: 'final' } }],
+      },
+      Patient: { ObservationConnection: { count: 1, edges: [{ resource: { status: 'final' } }] } },
+      chained: [],
+    });
+    // The same chain as the project admin does find Bob's observation.
+    const admin = await c.gql<{ ObservationList: { id: string }[] }>(
+      `{ ObservationList(_filter: "patient.birthdate eq 1980-01-01", identifier: "urn:policy|") { id } }`,
+    );
+    expect(admin.data?.ObservationList).toHaveLength(1);
   });
 
   it('types outside the policy are 403 errors; writes outside it are refused', async () => {
