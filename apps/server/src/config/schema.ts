@@ -226,7 +226,7 @@ export const configSchema = {
     'HEARTH_RATE_LIMIT_AUTH_REQUESTS_PER_MINUTE',
     'integer',
     60,
-    'Sign-in requests (/auth/*, /oauth2/token, /oauth2/authorize) per minute per IP; 0 disables.',
+    'Sign-in requests (/auth/*, /oauth2/token, /oauth2/authorize) per minute per IP; 0 disables. For sign-ins naming a project (projectId, or a client of it), its systemSetting rateLimitAuthRequestsPerMinute (super admins) replaces it and its setting of that name may only lower it.',
   ),
   redisUrl: key(
     'HEARTH_REDIS_URL',

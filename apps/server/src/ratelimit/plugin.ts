@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { tooManyRequestsWith } from '@hearth/core';
+import { isValidId, tooManyRequestsWith, type Resource } from '@hearth/core';
+import { readByReference } from '../auth/store.js';
+import type { Project } from '../auth/types.js';
 import type { Config } from '../config/schema.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Logger } from '../platform/logger.js';
@@ -22,8 +24,8 @@ export interface RateLimitOptions {
 
 type Settings = { name: string; valueInteger?: number; valueDecimal?: number }[] | undefined;
 
-function settingLimit(setting: Settings): number | undefined {
-  const s = setting?.find((x) => x.name === 'rateLimitRequestsPerMinute');
+function settingLimit(setting: Settings, name = 'rateLimitRequestsPerMinute'): number | undefined {
+  const s = setting?.find((x) => x.name === name);
   const n = s?.valueInteger ?? s?.valueDecimal;
   return typeof n === 'number' && n > 0 ? Math.floor(n) : undefined;
 }
@@ -77,9 +79,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     }
     const decisions: LimitDecision[] = [];
     const ip = request.ip;
-    if (config.rateLimitAuthRequestsPerMinute > 0 && SIGN_IN.test(path)) {
-      decisions.push(await limiter.hit(`auth-ip:${ip}`, config.rateLimitAuthRequestsPerMinute, true));
-    }
+    // The sign-in limit is counted in preHandler, once the body names the project.
     if (config.rateLimitIpRequestsPerMinute > 0) {
       decisions.push(await limiter.hit(`ip:${ip}`, config.rateLimitIpRequestsPerMinute));
     }
@@ -93,19 +93,65 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
         decisions.push(await limiter.hit(`user:${caller.user.resourceType}/${caller.user.id}`, limit));
       }
     }
-    if (decisions.length === 0) {
-      return;
-    }
-    const refused = decisions.find((d) => !d.allowed);
-    const tightest = refused ?? decisions.reduce((a, b) => (b.remaining < a.remaining ? b : a));
-    headers(reply, tightest);
-    if (refused) {
-      reply.header('retry-after', String(refused.resetSeconds));
-      return sendOutcome(
-        reply,
-        429,
-        tooManyRequestsWith(`Too many requests: try again in ${refused.resetSeconds} seconds`),
-      );
-    }
+    return decide(request, reply, decisions);
   });
+
+  if (config.rateLimitAuthRequestsPerMinute > 0) {
+    // Sign-in requests, per client address: the server's limit, or that of the project the
+    // request names (projectId, or its client's project) when a super admin set one for it.
+    app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+      if (!SIGN_IN.test(request.url)) {
+        return;
+      }
+      const project = await signInProject(options.pool, request.body);
+      const own = settingLimit(project?.systemSetting, 'rateLimitAuthRequestsPerMinute');
+      const limit = Math.min(
+        own ?? config.rateLimitAuthRequestsPerMinute,
+        settingLimit(project?.setting, 'rateLimitAuthRequestsPerMinute') ?? Infinity,
+      );
+      const key = project && limit !== config.rateLimitAuthRequestsPerMinute ? `auth-ip:${project.id}:` : 'auth-ip:';
+      return decide(request, reply, [await limiter.hit(`${key}${request.ip}`, limit, true)]);
+    });
+  }
+}
+
+/** The tightest bucket so far of each request, for the RateLimit-* headers. */
+const tightestOf = new WeakMap<FastifyRequest, LimitDecision>();
+
+/** Sets the headers of the tightest bucket of the request; over a limit, answers 429. */
+function decide(request: FastifyRequest, reply: FastifyReply, decisions: LimitDecision[]): FastifyReply | undefined {
+  const earlier = tightestOf.get(request);
+  const all = earlier ? [earlier, ...decisions] : decisions;
+  if (all.length === 0) {
+    return undefined;
+  }
+  const refused = all.find((d) => !d.allowed);
+  const tightest = refused ?? all.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  tightestOf.set(request, tightest);
+  headers(reply, tightest);
+  if (refused) {
+    reply.header('retry-after', String(refused.resetSeconds));
+    return sendOutcome(
+      reply,
+      429,
+      tooManyRequestsWith(`Too many requests: try again in ${refused.resetSeconds} seconds`),
+    );
+  }
+  return undefined;
+}
+
+/** The project a sign-in request names: its projectId, else the project of its client. */
+async function signInProject(pool: Pool, body: unknown): Promise<Project | undefined> {
+  if (!body || typeof body !== 'object') {
+    return undefined;
+  }
+  const fields = body as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === 'string' && isValidId(v) ? v : undefined);
+  let projectId = text(fields.projectId);
+  if (!projectId) {
+    const clientId = text(fields.clientId) ?? text(fields.client_id);
+    const client = clientId ? await readByReference<Resource>(pool, `ClientApplication/${clientId}`) : undefined;
+    projectId = client?.meta?.project;
+  }
+  return projectId ? readByReference<Project>(pool, `Project/${projectId}`) : undefined;
 }

@@ -158,6 +158,46 @@ describe('sign-in limit', () => {
   });
 });
 
+describe('sign-in limit per project', () => {
+  it("a super admin's project systemSetting raises it for sign-ins naming the project or its client", async () => {
+    await freshWindow();
+    const t = await createTestApp({ config: { rateLimitAuthRequestsPerMinute: 3 } });
+    try {
+      const repo = t.services.systemRepo(t.testProject.projectId);
+      const { resource: project } = await repo.readResource('Project', t.testProject.projectId);
+      await repo.updateResource({
+        ...project,
+        systemSetting: [{ name: 'rateLimitAuthRequestsPerMinute', valueInteger: 8 }],
+      });
+      const login = (ip: string, extra: Record<string, string>) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/auth/login',
+          headers: { 'x-forwarded-for': ip },
+          payload: { email: 'nobody@example.com', password: 'wrong password', ...extra },
+        });
+      // One hospital address, many staff: sign-ins to this project get the project's 8.
+      const hospital = '198.51.100.60';
+      const named: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        named.push((await login(hospital, { projectId: t.testProject.projectId })).statusCode);
+      }
+      expect(named).toEqual([400, 400, 400, 400, 400, 400]);
+      const viaClient = await login(hospital, { clientId: t.testProject.client.id as string });
+      expect(viaClient.statusCode).toBe(400);
+      expect(viaClient.headers['ratelimit-limit']).toBe('8');
+      // Sign-ins that name no project keep the server's 3 for that address.
+      const plain: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        plain.push((await login(hospital, {})).statusCode);
+      }
+      expect(plain).toEqual([400, 400, 400, 429]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('shared across processes', () => {
   async function twoProcesses(config: Record<string, unknown>, db?: TestDatabase): Promise<void> {
     await freshWindow();
