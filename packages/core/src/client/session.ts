@@ -1,11 +1,25 @@
 /**
  * The signed-in session: its tokens, kept in the client's storage, and renewal with at most one
- * renewal in flight (concurrent requests that find the token about to expire share it).
+ * renewal in flight (concurrent requests that find the token about to expire share it). Clients
+ * sharing the storage (browser tabs sharing localStorage) renew one at a time too, under a Web
+ * Lock where there is one, and one that finds the session renewed by another takes it as it is:
+ * the server rotates refresh tokens, and using an old one again would revoke the sign-in.
  */
 import { getJson, setJson, type ClientStorage } from './storage.js';
 import type { LoginState } from './types.js';
 
 const ACTIVE_LOGIN = 'activeLogin';
+const RENEW_LOCK = 'hearth-session-renewal';
+
+interface LockManager {
+  request<T>(name: string, callback: () => Promise<T>): Promise<T>;
+}
+
+/** Runs `fn` under the Web Lock shared by the page's origin (navigator.locks), or directly without one. */
+function withRenewLock<T>(fn: () => Promise<T>): Promise<T> {
+  const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+  return locks ? locks.request(RENEW_LOCK, fn) : fn();
+}
 
 export class Session {
   private current: LoginState | undefined;
@@ -42,8 +56,8 @@ export class Session {
    * that lives less than twice the grace period, the margin is half its lifetime, so that a
    * short-lived token is not renewed on every request.
    */
-  isExpiring(): boolean {
-    const { expiresAt, issuedAt } = this.current ?? {};
+  isExpiring(state: LoginState | undefined = this.current): boolean {
+    const { expiresAt, issuedAt } = state ?? {};
     if (expiresAt === undefined) {
       return false;
     }
@@ -64,15 +78,25 @@ export class Session {
 
   /**
    * Renews the session with `renew`, unless a renewal is already in flight, in which case the
-   * caller waits for that one. The new state is stored; a failed renewal leaves the old state for
-   * the caller to decide about.
+   * caller waits for that one. When the stored session has been renewed by another client
+   * meanwhile (and is not about to expire), that one is taken instead. The new state is stored; a
+   * failed renewal leaves the old state for the caller to decide about.
    */
   renew(renew: () => Promise<LoginState>): Promise<void> {
     if (!this.renewing) {
       // Started on a microtask, so that `renewing` is set before the renewal can settle.
       this.renewing = Promise.resolve()
-        .then(renew)
-        .then((state) => this.set(state))
+        .then(() =>
+          withRenewLock(async () => {
+            const stored = getJson<LoginState>(this.storage, ACTIVE_LOGIN);
+            if (stored?.accessToken && stored.accessToken !== this.current?.accessToken && !this.isExpiring(stored)) {
+              this.current = stored;
+              this.onChange();
+              return;
+            }
+            this.set(await renew());
+          }),
+        )
         .finally(() => {
           this.renewing = undefined;
         });

@@ -163,6 +163,29 @@ describe('storage and session', () => {
     expect(session.isExpiring()).toBe(false);
   });
 
+  it('takes a session another client sharing the storage renewed, instead of renewing it again', async () => {
+    const storage = new MemoryStorage();
+    let now = 1_000_000;
+    const expiring = { accessToken: 'old', refreshToken: 'r-old', expiresAt: now + 1000, issuedAt: now - 3_599_000 };
+    storage.setItem('activeLogin', JSON.stringify(expiring));
+    const tab1 = new Session(storage, 300_000, () => now);
+    const tab2 = new Session(storage, 300_000, () => now);
+    const renewedBy: string[] = [];
+    const renew = (tab: string) => async () => {
+      renewedBy.push(tab);
+      return { accessToken: `new-${tab}`, refreshToken: `r-${tab}`, expiresAt: now + 3_600_000, issuedAt: now };
+    };
+    await tab1.renew(renew('tab1'));
+    await tab2.renew(renew('tab2'));
+    expect(renewedBy).toEqual(['tab1']);
+    expect(tab2.state).toMatchObject({ accessToken: 'new-tab1', refreshToken: 'r-tab1' });
+    // A stored session that is itself about to expire is renewed.
+    now += 3_600_000;
+    await tab2.renew(renew('tab2'));
+    expect(renewedBy).toEqual(['tab1', 'tab2']);
+    expect(JSON.parse(storage.getItem('activeLogin') as string).accessToken).toBe('new-tab2');
+  });
+
   it('renews once for concurrent callers and stores the result', async () => {
     const storage = new MemoryStorage();
     const session = new Session(storage, 0);

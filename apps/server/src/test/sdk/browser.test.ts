@@ -207,4 +207,55 @@ describe.skipIf(!available)('HearthClient in Chromium', () => {
     expect(result.pending).toBeNull();
     await tab.close();
   });
+  it('renews a session shared by two tabs once: the second tab takes the tokens the first renewed', async () => {
+    const context = await browser.newContext();
+    const [tab1, tab2] = [await context.newPage(), await context.newPage()];
+    const errors: string[] = [];
+    for (const tab of [tab1, tab2]) {
+      tab.on('pageerror', (err) => errors.push(err.message));
+      await tab.goto(pageUrl);
+    }
+    await tab1.evaluate(
+      async ({ baseUrl, email, password }) => {
+        const { HearthClient, LocalStorage } = (globalThis as unknown as Window).Hearth;
+        const hearth = new HearthClient({ baseUrl, storage: new LocalStorage('tabs:') });
+        await hearth.signInWithPassword({ email, password });
+        // The stored access token is about to expire: the next request in any tab renews it.
+        const storage = (globalThis as unknown as { localStorage: Storage }).localStorage;
+        const login = JSON.parse(storage.getItem('tabs:activeLogin') as string) as { expiresAt: number };
+        storage.setItem(
+          'tabs:activeLogin',
+          JSON.stringify({ ...login, expiresAt: Date.now() + 1000, issuedAt: Date.now() - 3_599_000 }),
+        );
+      },
+      { baseUrl: t.baseUrl, email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    );
+    const work = (tab: typeof tab1) =>
+      tab.evaluate(async (baseUrl) => {
+        const { HearthClient, LocalStorage } = (globalThis as unknown as Window).Hearth;
+        let refreshes = 0;
+        const hearth = new HearthClient({
+          baseUrl,
+          storage: new LocalStorage('tabs:'),
+          cacheTime: 0,
+          fetch: (input, init) => {
+            if (String(init?.body ?? '').includes('grant_type=refresh_token')) {
+              refreshes++;
+            }
+            return fetch(input, init);
+          },
+        });
+        const bundles = await Promise.all([1, 2, 3].map(() => hearth.search('Patient', { _count: 1 })));
+        return { refreshes, ok: bundles.every((b) => b.resourceType === 'Bundle'), token: hearth.getAccessToken() };
+      }, t.baseUrl);
+    const [one, two] = await Promise.all([work(tab1), work(tab2)]);
+    expect(errors).toEqual([]);
+    expect([one.ok, two.ok]).toEqual([true, true]);
+    expect(one.refreshes + two.refreshes).toBe(1);
+    expect(one.token).toBe(two.token);
+    // The sign-in is still good in both tabs afterwards (no refresh token was used twice).
+    const again = await work(tab2);
+    expect(again).toMatchObject({ ok: true, refreshes: 0 });
+    await context.close();
+  });
 });
