@@ -221,7 +221,7 @@ describe.skipIf(!available)('HearthClient in Chromium', () => {
         const hearth = new HearthClient({ baseUrl, storage: new LocalStorage('tabs:') });
         await hearth.signInWithPassword({ email, password });
         // The stored access token is about to expire: the next request in any tab renews it.
-        const storage = (globalThis as unknown as { localStorage: Storage }).localStorage;
+        const storage = (globalThis as unknown as { localStorage: Sdk.ClientStorage }).localStorage;
         const login = JSON.parse(storage.getItem('tabs:activeLogin') as string) as { expiresAt: number };
         storage.setItem(
           'tabs:activeLogin',
