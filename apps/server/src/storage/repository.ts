@@ -352,7 +352,12 @@ export class Repository {
         }
         const input = this.guardedInput(resource, current);
         const projectId = current?.projectId ?? this.scope.projectId;
-        const version = this.buildVersion(input, id, projectId, (current?.versionId ?? 0) + 1);
+        // Never earlier than the version it replaces, whatever the clock does.
+        const lastUpdated = current ? this.laterThan(current.lastUpdated) : this.now();
+        const version = this.buildVersion(input, id, projectId, (current?.versionId ?? 0) + 1, lastUpdated);
+        if (current && !current.deleted) {
+          version.replaces = current.content;
+        }
         const item: WriteItem = {
           version,
           interaction: current && !current.deleted ? 'update' : 'create',
@@ -498,13 +503,19 @@ export class Repository {
     ]);
   }
 
-  private buildVersion(resource: Resource, id: string, projectId: string, versionId: number): StoredVersion {
+  private buildVersion(
+    resource: Resource,
+    id: string,
+    projectId: string,
+    versionId: number,
+    lastUpdated = this.now(),
+  ): StoredVersion {
     return buildStoredVersion({
       resource,
       id,
       projectId,
       versionId,
-      lastUpdated: this.now(),
+      lastUpdated,
       author: this.scope.author,
       compartments: (r) => this.deps.indexer.compartmentsOf(r),
     });

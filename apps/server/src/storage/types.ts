@@ -15,6 +15,11 @@ export interface StoredVersion {
   content: string;
   /** Ids ("Patient/123") of the compartments the resource belongs to. */
   compartments: string[];
+  /**
+   * The stored JSON of the version this one replaces, when the writer read it: the indexer then
+   * rewrites only the kinds of index rows that changed (an update of one field rewrites one table).
+   */
+  replaces?: string;
 }
 
 /**

@@ -180,3 +180,45 @@ describe('system history and _at', () => {
     expect(versions).not.toContain('2');
   });
 });
+
+describe('search index upkeep on update', () => {
+  it('rewrites only the kinds of rows that changed, and search sees old values gone and new ones found', async () => {
+    const value = unique();
+    const family = `Fam${randomBytes(4).toString('hex')}`;
+    const created = await send('POST', 'Patient', patientWith(value, { active: true, name: [{ family }] }));
+    const id = created.json().id as string;
+    const stringRows = () =>
+      t.pool.query<{ ctid: string }>(`SELECT ctid::text FROM search_string WHERE resource_id = $1 ORDER BY ctid`, [id]);
+    const before = (await stringRows()).rows.map((r) => r.ctid);
+    expect(before.length).toBeGreaterThan(0);
+
+    // Only a token changes: the string rows stay where they are; the token rows are replaced.
+    const flipped = await send('PUT', `Patient/${id}`, {
+      ...patientWith(value, { active: false, name: [{ family }] }),
+      id,
+    });
+    expect(flipped.statusCode).toBe(200);
+    expect((await stringRows()).rows.map((r) => r.ctid)).toEqual(before);
+    const search = async (query: string) =>
+      (await send('GET', `Patient?${query}`)).json().entry?.map((e: { resource: { id: string } }) => e.resource.id) ??
+      [];
+    expect(await search(`identifier=${SYSTEM}|${value}&active=false`)).toEqual([id]);
+    expect(await search(`identifier=${SYSTEM}|${value}&active=true`)).toEqual([]);
+    expect(await search(`family=${family}`)).toEqual([id]);
+
+    // Now the name changes: the old family is no longer found, the new one is.
+    const renamed = `${family}x`;
+    await send('PUT', `Patient/${id}`, { ...patientWith(value, { active: false, name: [{ family: renamed }] }), id });
+    expect(await search(`family:exact=${family}`)).toEqual([]);
+    expect(await search(`family:exact=${renamed}`)).toEqual([id]);
+    expect(await search(`identifier=${SYSTEM}|${value}&active=false`)).toEqual([id]);
+
+    // A delete removes every row.
+    await send('DELETE', `Patient/${id}`);
+    const left = await t.pool.query(
+      `SELECT 1 FROM search_token WHERE resource_id = $1 UNION ALL SELECT 1 FROM search_string WHERE resource_id = $1`,
+      [id],
+    );
+    expect(left.rowCount).toBe(0);
+  });
+});

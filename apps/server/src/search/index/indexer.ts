@@ -4,7 +4,7 @@ import type { SearchIndexer, StoredVersion } from '../../storage/types.js';
 import { storedCompartments } from '../compartments.js';
 import type { SearchParamRegistry } from '../registry/project-params.js';
 import { extractRows } from './extract.js';
-import type { RowSet } from './rows.js';
+import { KINDS, type IndexRow, type Kind, type RowSet } from './rows.js';
 import { writeIndexRows, type IndexEntry } from './writer.js';
 
 export interface IndexerOptions {
@@ -49,13 +49,17 @@ export class Indexer implements SearchIndexer {
     for (const projectId of new Set(versions.map((v) => v.projectId))) {
       await this.options.registry.ensure(client, projectId);
     }
-    const entries: IndexEntry[] = versions.map((v) => ({
-      resourceType: v.resourceType,
-      id: v.id,
-      projectId: v.projectId,
-      rows: v.deleted || !v.resource ? undefined : this.rowsOf(v.resource, v.projectId),
-      replace: v.versionId > 1,
-    }));
+    const entries: IndexEntry[] = versions.map((v) => {
+      const rows = v.deleted || !v.resource ? undefined : this.rowsOf(v.resource, v.projectId);
+      return {
+        resourceType: v.resourceType,
+        id: v.id,
+        projectId: v.projectId,
+        rows,
+        replace: v.versionId > 1,
+        kinds: rows && v.replaces ? this.changedKinds(v.replaces, rows, v.projectId) : undefined,
+      };
+    });
     await writeIndexRows(client, entries);
     const changedParams = new Set(versions.filter((v) => v.resourceType === 'SearchParameter').map((v) => v.projectId));
     for (const projectId of changedParams) {
@@ -64,6 +68,23 @@ export class Indexer implements SearchIndexer {
       // Existing resources: in the write's transaction, unless a background job does it after the commit.
       if (!this.reindexInBackground) await this.reindex(client, projectId, [...types]);
     }
+  }
+
+  /**
+   * The kinds whose rows differ from those of the replaced version (stored JSON), or undefined to
+   * replace them all (contained resources: their rows are keyed by owner, not by kind).
+   */
+  private changedKinds(previousContent: string, rows: RowSet, projectId: string): Kind[] | undefined {
+    let previous: RowSet;
+    try {
+      previous = this.rowsOf(JSON.parse(previousContent) as Resource, projectId);
+    } catch {
+      return undefined;
+    }
+    if (rows.contained?.length || previous.contained?.length) {
+      return undefined;
+    }
+    return KINDS.filter((kind) => !sameRows(previous[kind], rows[kind]));
   }
 
   /**
@@ -114,4 +135,24 @@ export class Indexer implements SearchIndexer {
     );
     return { count: result.rows.length, last: result.rows[result.rows.length - 1].id };
   }
+}
+
+/** Same rows in the same order, as the writer would store them. */
+function sameRows(a: IndexRow[], b: IndexRow[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (
+      x.code !== y.code ||
+      x.grp !== y.grp ||
+      (x.isMin ?? true) !== (y.isMin ?? true) ||
+      (x.isMax ?? true) !== (y.isMax ?? true) ||
+      x.values.length !== y.values.length ||
+      x.values.some((v, j) => v !== y.values[j])
+    ) {
+      return false;
+    }
+  }
+  return true;
 }

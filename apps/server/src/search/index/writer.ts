@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PoolClient } from '../../platform/postgres.js';
-import { KINDS, TABLES, type RowSet } from './rows.js';
+import { KINDS, TABLES, type Kind, type RowSet } from './rows.js';
 
 /** The index rows of one resource version, and whether rows of an earlier version may exist. */
 export interface IndexEntry {
@@ -10,6 +10,11 @@ export interface IndexEntry {
   rows?: RowSet;
   /** False for a resource created just now: there is nothing to delete first. */
   replace: boolean;
+  /**
+   * With replace: only these kinds changed, the stored rows of the others are kept as they are.
+   * Undefined: every kind is replaced (and the rows of contained resources with them).
+   */
+  kinds?: Kind[];
 }
 
 /**
@@ -26,28 +31,21 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
   };
   const parts: string[] = [];
   const replaced = entries.filter((e) => e.replace);
-  if (replaced.length > 0) {
-    const types = p(
-      replaced.map((e) => e.resourceType),
-      'text[]',
-    );
-    const ids = p(
-      replaced.map((e) => e.id),
-      'text[]',
-    );
-    const projects = p(
-      replaced.map((e) => e.projectId),
-      'uuid[]',
-    );
-    for (const kind of KINDS) {
-      const table = TABLES[kind].table;
+  const column = (list: IndexEntry[], pick: (e: IndexEntry) => string, cast: string) => p(list.map(pick), cast);
+  for (const kind of KINDS) {
+    const table = TABLES[kind].table;
+    const list = replaced.filter((e) => !e.kinds || e.kinds.includes(kind));
+    if (list.length > 0) {
       // `resource_type || ''` keeps the planner on the (resource_id, code) index: with a bare
       // resource_type test it may AND in the (resource_type, code, ...) index, which reads every
       // row of the type (measured: 25 ms instead of 0.3 ms per updated Patient, 13 ms of DB CPU).
-      parts.push(`del_${kind} AS (DELETE FROM ${table} t USING unnest(${types}, ${ids}, ${projects}) AS d(resource_type, id, project_id)
+      parts.push(`del_${kind} AS (DELETE FROM ${table} t USING unnest(${column(list, (e) => e.resourceType, 'text[]')}, ${column(list, (e) => e.id, 'text[]')}, ${column(list, (e) => e.projectId, 'uuid[]')}) AS d(resource_type, id, project_id)
         WHERE t.resource_id = d.id AND t.resource_type || '' = d.resource_type AND t.project_id = d.project_id)`);
+    }
+    const whole = replaced.filter((e) => !e.kinds);
+    if (whole.length > 0) {
       // The rows of the resources it contained.
-      parts.push(`delc_${kind} AS (DELETE FROM ${table} t USING unnest(${ids}, ${projects}) AS d(id, project_id)
+      parts.push(`delc_${kind} AS (DELETE FROM ${table} t USING unnest(${column(whole, (e) => e.id, 'text[]')}, ${column(whole, (e) => e.projectId, 'uuid[]')}) AS d(id, project_id)
         WHERE t.owner_id = d.id AND t.project_id = d.project_id)`);
     }
   }
@@ -80,6 +78,7 @@ export async function writeIndexRows(client: PoolClient, entries: IndexEntry[]):
       values: spec.columns.map(() => [] as (string | null)[]),
     };
     for (const e of all) {
+      if (e.replace && e.kinds && !e.kinds.includes(kind)) continue; // its stored rows are kept
       for (const row of e.rows?.[kind] ?? []) {
         cols.type.push(e.resourceType);
         cols.id.push(e.id);
