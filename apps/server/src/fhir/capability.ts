@@ -51,40 +51,68 @@ function definitionOf(op: OperationDefinitionEntry): string {
 }
 
 /**
- * The statement as JSON text. The one without a project (base search parameters) is built once;
- * a project's, which lists its own SearchParameters too, is built when asked for.
+ * The statement as JSON text, built once per set of search parameters: the base one serves
+ * anonymous callers and every project without SearchParameters of its own; a project with its
+ * own gets (and keeps, among the last few) one listing them. The parameters are read on each
+ * call (cheap) so that a new project SearchParameter shows at once.
  */
 export function createCapabilityStatement(
   deps: CapabilityDeps,
 ): (fhirBase: string, projectId?: string) => Promise<string> {
   const started = new Date().toISOString();
-  let cached: { base: string; text: Promise<string> } | undefined;
-  return (fhirBase, projectId) => {
-    if (projectId) {
-      return build(deps, fhirBase, started, projectId).then((cs) => JSON.stringify(cs));
+  // By base URL and search parameters: every project without parameters of its own shares one.
+  const cache = new Map<string, Promise<string>>();
+  return async (fhirBase, projectId) => {
+    const paramsByType = await searchParamsByType(deps, projectId);
+    const key = `${fhirBase}\n${fingerprint(paramsByType)}`;
+    let text = cache.get(key);
+    if (!text) {
+      text = build(deps, fhirBase, started, paramsByType).then((cs) => JSON.stringify(cs));
+      const built = text;
+      built.catch(() => cache.delete(key));
+      cache.set(key, built);
+      // A few variants at most (each is a couple of MB): the oldest goes first.
+      if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);
     }
-    if (cached?.base !== fhirBase) {
-      const text = build(deps, fhirBase, started).then((cs) => JSON.stringify(cs));
-      cached = { base: fhirBase, text };
-      text.catch(() => (cached = undefined));
-    }
-    return cached.text;
+    return text;
   };
+}
+
+const MAX_CACHED = 8;
+
+async function searchParamsByType(
+  deps: CapabilityDeps,
+  projectId: string | undefined,
+): Promise<Map<string, CapabilitySearchParam[]>> {
+  const types = getAllResourceTypes();
+  return new Map(
+    await Promise.all(types.map(async (t) => [t, (await deps.searchParams?.(t, projectId)) ?? []] as const)),
+  );
+}
+
+/** What the statement's search part depends on, as one string. */
+function fingerprint(paramsByType: Map<string, CapabilitySearchParam[]>): string {
+  const parts: string[] = [];
+  for (const [type, params] of paramsByType) {
+    for (const p of params) {
+      parts.push(
+        `${type}|${p.name}|${p.type}|${p.definition ?? ''}|${p.target?.join(',') ?? '*'}|${p.documentation ?? ''}`,
+      );
+    }
+  }
+  return parts.join('\n');
 }
 
 async function build(
   deps: CapabilityDeps,
   fhirBase: string,
   date: string,
-  projectId?: string,
+  paramsByType: Map<string, CapabilitySearchParam[]>,
 ): Promise<Record<string, unknown>> {
   const types = getAllResourceTypes();
   const ops = deps.operations.all();
   // Operations open to any type are listed once, at rest level; type-bound ones under their types.
   const generic = ops.filter((op) => !op.resourceTypes || op.levels.includes('system'));
-  const paramsByType = new Map(
-    await Promise.all(types.map(async (t) => [t, (await deps.searchParams?.(t, projectId)) ?? []] as const)),
-  );
 
   const revIncludesOf = revIncludesByTarget(types, paramsByType);
 
