@@ -364,8 +364,30 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
       subject,
       period: { start: '2024-03-01T09:00:00Z' },
     });
+    // Lab values trend too, with their own units and reference range.
+    for (const [day, value] of [
+      ['2024-01-15', 6.1],
+      ['2024-04-15', 5.6],
+    ] as const) {
+      await api.createResource({
+        resourceType: 'Observation',
+        status: 'final',
+        category: [
+          { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory' }] },
+        ],
+        code: { coding: [{ system: 'http://loinc.org', code: '4548-4' }], text: 'HbA1c' },
+        subject,
+        effectiveDateTime: `${day}T08:00:00Z`,
+        valueQuantity: { value, unit: '%', system: 'http://unitsofmeasure.org', code: '%' },
+        referenceRange: [{ low: { value: 4 }, high: { value: 5.6 } }],
+      });
+    }
     await page.reload();
     await page.getByLabel('Demographics').getByText('Zebrafish-Jones').waitFor();
+    const labs = page.getByRole('figure', { name: 'HbA1c chart' });
+    await labs.getByText(/Latest: HbA1c: 5\.6 ?%/).waitFor();
+    expect(await labs.locator('.recharts-line-dot').count()).toBe(2);
+    expect(await labs.locator('.recharts-reference-area').count()).toBe(1);
     await page.getByLabel('Problems').getByText('Asthma').waitFor();
     await page.getByLabel('Medications').getByText('Salbutamol inhaler').waitFor();
     await page.getByLabel('Allergies').getByText('Peanuts').waitFor();

@@ -27,23 +27,25 @@ interface ChartData {
   medications: Resource[];
   allergies: Resource[];
   vitals: Observation[];
+  labs: Observation[];
   encounters: Resource[];
 }
 
-/** The patient chart: demographics, problems, medications, allergies, vital sign trends, encounters. */
+/** The patient chart: demographics, problems, medications, allergies, vital sign and lab trends, encounters. */
 export function PatientSummary({ patient }: { patient: Resource }): ReactNode {
   const client = useHearth();
   const navigate = useNavigate();
   const p = patient as unknown as Patient;
   const ref = `Patient/${patient.id}`;
   const { data, error, loading } = useAsync<ChartData>(async () => {
-    // One batch: five searches in one round trip (hl7.org/fhir/R4/http.html#transaction).
+    // One batch: six searches in one round trip (hl7.org/fhir/R4/http.html#transaction).
     const searches = [
       `Condition?patient=${ref}&_count=50`,
       `MedicationRequest?patient=${ref}&_count=50`,
       `AllergyIntolerance?patient=${ref}&_count=50`,
       `Observation?subject=${ref}&category=vital-signs&_count=500`,
       `Encounter?patient=${ref}&_count=50`,
+      `Observation?subject=${ref}&category=laboratory&_count=500`,
     ];
     const response = await client.executeBatch({
       resourceType: 'Bundle',
@@ -59,6 +61,10 @@ export function PatientSummary({ patient }: { patient: Resource }): ReactNode {
       allergies: results[2] ?? [],
       vitals: (results[3] ?? []) as unknown as Observation[],
       encounters: results[4] ?? [],
+      // Only numeric results make a trend.
+      labs: ((results[5] ?? []) as unknown as Observation[]).filter(
+        (o) => o.valueQuantity?.value !== undefined || o.component?.some((c) => c.valueQuantity?.value !== undefined),
+      ),
     };
   }, `${ref}/${patient.meta?.versionId}`);
 
@@ -112,6 +118,16 @@ export function PatientSummary({ patient }: { patient: Resource }): ReactNode {
                     <ObservationChart key={g.code} observations={g.observations} />
                   ))}
                 </SimpleGrid>
+              )}
+              {data.labs.length > 0 && (
+                <>
+                  <Title order={4}>Lab results</Title>
+                  <SimpleGrid cols={{ base: 1, lg: 2 }}>
+                    {groupByCode(data.labs).map((g) => (
+                      <ObservationChart key={g.code} observations={g.observations} />
+                    ))}
+                  </SimpleGrid>
+                </>
               )}
               <Title order={4}>Encounters</Title>
               <Timeline
