@@ -190,7 +190,8 @@ export class AuthClient extends ClientBase {
       response_type: 'code',
       client_id: this.clientId,
       redirect_uri: redirectUri,
-      scope: options.scope ?? 'openid',
+      // offline_access: a refresh token, so that the session outlives the first access token.
+      scope: options.scope ?? 'openid offline_access',
       state: pending.state,
       code_challenge: await computeCodeChallenge(pending.codeVerifier),
       code_challenge_method: 'S256',

@@ -13,7 +13,9 @@ import {
   type FetchLike,
   type LoginState,
   type Project,
+  type Resource,
 } from '@hearth/core';
+import { createProject, createUser } from '../../auth/projects.js';
 import { createTestApp, getFreePort, type TestApp } from '../app.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig } from './server.test-util.js';
 
@@ -85,18 +87,28 @@ describe('HearthClient sign-in against a server', () => {
   });
 
   it('signs in through /oauth2/authorize and processCode, refusing a foreign state', async () => {
-    const admin = await signedInAdmin();
-    const projectId = admin.getProject()?.reference?.split('/')[1] as string;
+    // A project's own user and client (not the super admin's first-party ones).
+    const deps = t.services.auth.deps;
+    const email = `redirect-${Date.now()}@example.com`;
+    const password = 'sdk redirect password 1';
+    const user = await createUser(deps, { firstName: 'Rae', lastName: 'Redirect', email, password });
+    const { project } = await createProject(deps, { name: 'SDK redirect project', owner: user });
     const redirectUri = `http://127.0.0.1:${await getFreePort()}/callback`;
-    const app = await admin.createClient(projectId, { name: 'SDK redirect client', redirectUri });
+    const app = (
+      await t.services.systemRepo(project.id).createResource<Resource>({
+        resourceType: 'ClientApplication',
+        name: 'SDK redirect client',
+        redirectUris: [redirectUri],
+      })
+    ).resource;
     const hearth = new HearthClient({ baseUrl: t.baseUrl, clientId: app.id, storage: new MemoryStorage() });
     const url = new URL(await hearth.getAuthorizeUrl({ redirectUri }));
     expect(url.pathname).toBe('/oauth2/authorize');
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     // What the server's sign-in page posts, then the redirect back to the client.
     const form = new URLSearchParams(url.searchParams);
-    form.set('email', ADMIN_EMAIL);
-    form.set('password', ADMIN_PASSWORD);
+    form.set('email', email);
+    form.set('password', password);
     const posted = await fetch(new URL('oauth2/authorize', t.baseUrl), {
       method: 'POST',
       body: form,
@@ -114,6 +126,13 @@ describe('HearthClient sign-in against a server', () => {
     });
     expect(profile.resourceType).toBe('Practitioner');
     expect(hearth.isAuthenticated()).toBe(true);
+    expect(hearth.getProject()?.reference).toBe(`Project/${project.id}`);
+    // The default scope asks for offline_access: the session has a refresh token and can be renewed.
+    expect(url.searchParams.get('scope')).toBe('openid offline_access');
+    const refreshToken = hearth.getActiveLogin()?.refreshToken as string;
+    expect(refreshToken).toBeTruthy();
+    hearth.setAccessToken('not-a-valid-token', refreshToken);
+    expect((await hearth.createResource({ resourceType: 'Patient' })).id).toBeTruthy();
   });
 
   it('asks for the TOTP code of an enrolled user (auth/mfa/verify)', async () => {
