@@ -350,3 +350,59 @@ describe("a member of project A cannot reach project B's data", () => {
     assertNoB(res.body);
   });
 });
+
+describe('without credentials', () => {
+  it('every data, administration and account route answers 401 with an OperationOutcome', async () => {
+    const pb = b.projectId;
+    const attempts: [method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown][] = [
+      ['GET', '/fhir/R4/Patient'],
+      ['GET', `/fhir/R4/Patient/${ids.b.patient}`],
+      ['GET', `/fhir/R4/Patient/${ids.b.patient}/_history`],
+      ['GET', `/fhir/R4/Patient/${ids.b.patient}/_history/1`],
+      ['GET', '/fhir/R4/_history'],
+      ['GET', '/fhir/R4?_type=Patient'],
+      ['POST', '/fhir/R4/Patient/_search', {}],
+      ['GET', `/fhir/R4/Binary/${ids.b.binary}`],
+      ['GET', `/fhir/R4/Patient/${ids.b.patient}/$validate`],
+      ['POST', '/fhir/R4/$graphql', { query: '{ PatientList { id } }' }],
+      ['POST', '/fhir/R4', { resourceType: 'Bundle', type: 'batch', entry: [] }],
+      ['POST', '/fhir/R4/Patient', { resourceType: 'Patient' }],
+      ['PUT', `/fhir/R4/Patient/${ids.b.patient}`, { resourceType: 'Patient', id: ids.b.patient }],
+      ['PATCH', `/fhir/R4/Patient/${ids.b.patient}`, [{ op: 'add', path: '/active', value: true }]],
+      ['DELETE', `/fhir/R4/Patient/${ids.b.patient}`],
+      ['POST', '/fhir/R4/Project/$init', { resourceType: 'Parameters', parameter: [] }],
+      ['GET', '/fhir/R4/job/00000000-0000-4000-8000-000000000000/status'],
+      ['GET', `/admin/projects/${pb}`],
+      ['POST', `/admin/projects/${pb}/invite`, { resourceType: 'Practitioner', firstName: 'a', lastName: 'b' }],
+      ['POST', `/admin/projects/${pb}/client`, { name: 'x' }],
+      ['GET', '/admin/super/stats'],
+      ['POST', '/admin/super/setpassword', { email: b.email, password: 'p'.repeat(12) }],
+      ['GET', '/scim/v2/Users'],
+      ['POST', '/scim/v2/Users', { userName: 'x@example.com' }],
+      ['GET', '/auth/me'],
+      ['GET', '/auth/mfa/status'],
+      ['POST', '/auth/changepassword', { oldPassword: 'x', newPassword: 'y'.repeat(12) }],
+      ['POST', '/auth/revoke', {}],
+      ['GET', '/oauth2/userinfo'],
+      ['POST', '/oauth2/register', { client_name: 'x' }],
+      ['GET', '/api/fhir/R4/Patient'],
+    ];
+    for (const [method, url, payload] of attempts) {
+      const res = await t.app.inject({
+        method,
+        url,
+        ...(payload !== undefined
+          ? {
+              payload: payload as object,
+              headers: { 'content-type': Array.isArray(payload) ? 'application/json-patch+json' : FHIR },
+            }
+          : {}),
+      });
+      expect(res.statusCode, `${method} ${url}`).toBe(401);
+      expect(res.json().resourceType, `${method} ${url}`).toBe('OperationOutcome');
+    }
+    // A garbage bearer token is no better.
+    const garbage = await t.app.inject({ url: '/fhir/R4/Patient', headers: { authorization: 'Bearer nonsense' } });
+    expect(garbage.statusCode).toBe(401);
+  });
+});
