@@ -369,6 +369,26 @@ describe('memberships', () => {
   });
 });
 
+describe('remember', () => {
+  it("a third-party client's sign-in gets a refresh token only with remember or offline_access", async () => {
+    const client = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/admin/projects/${t.testProject.projectId}/client`,
+        headers: t.authHeaders,
+        payload: { name: 'Third party' },
+      })
+    ).json();
+    const tokensWith = async (extra: Record<string, unknown>) =>
+      signIn(t.app, t.testProject.email, t.testProject.password, { clientId: client.id, ...extra });
+    expect((await tokensWith({})).refresh_token).toBeUndefined();
+    expect((await tokensWith({ remember: true })).refresh_token).toBeTruthy();
+    expect((await tokensWith({ scope: 'openid offline_access' })).refresh_token).toBeTruthy();
+    // First-party sign-ins (the web app, no client) always may refresh.
+    expect((await signIn(t.app, t.testProject.email, t.testProject.password)).refresh_token).toBeTruthy();
+  });
+});
+
 describe('refresh tokens', () => {
   it('rotates on each use; reusing an old one revokes the chain', async () => {
     const tokens = await signIn(t.app, t.testProject.email, t.testProject.password);
