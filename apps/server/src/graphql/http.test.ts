@@ -316,6 +316,47 @@ describe('batched loading', () => {
       expect(patient.ObservationList).toHaveLength(3);
     }
   });
+
+  it('a list without _count is all its matches or an error, never silently cut (spec: searching)', async () => {
+    // 100 batch observations: more than the default page of 20.
+    const root = await c.gql(`{ ObservationList(identifier: "urn:batch|") { id } }`);
+    expect(root.data).toEqual({ ObservationList: null });
+    expect(root.errors?.[0].extensions?.status).toBe(400);
+    expect(root.errors?.[0].message).toMatch(/more than 20 matches: give _count .* or use ObservationConnection/);
+    // Each patient has 10 observations: whole lists; with one patient over the page, only its list fails.
+    type Lists = { PatientList: { ObservationList: { id: string }[] | null }[] };
+    const whole = await c.gql<Lists>(`{ PatientList(family: "Batch", _sort: "_id") {
+      ObservationList(_reference: subject) { id }
+    } }`);
+    expect(whole.errors).toBeUndefined();
+    expect(whole.data?.PatientList.map((p) => p.ObservationList?.length)).toEqual(new Array(PATIENTS).fill(10));
+    const small = await c.gql<Lists>(`{ PatientList(family: "Batch", _sort: "_id") {
+      ObservationList(_reference: subject, _count: 5) { id }
+    } }`);
+    expect(small.errors).toBeUndefined();
+    expect(small.data?.PatientList.map((p) => p.ObservationList?.length)).toEqual(new Array(PATIENTS).fill(5));
+    const extra = await c.postAll(
+      Array.from(
+        { length: 21 },
+        (_, i) =>
+          ({
+            resourceType: 'Observation',
+            status: 'final',
+            code: { text: 'overflow' },
+            identifier: [{ system: 'urn:overflow', value: String(i) }],
+            subject: { reference: `Patient/${patient.id}` },
+          }) as Resource,
+      ),
+    );
+    expect(extra).toHaveLength(21);
+    const mixed = await c.gql<{ a: { ObservationList: unknown[] | null }; b: { ObservationList: unknown[] | null } }>(`{
+      a: Patient(id: "${patient.id}") { ObservationList(_reference: subject, identifier: "urn:overflow|", _count: 50) { id } }
+      b: Patient(id: "${patient.id}") { ObservationList(_reference: subject) { id } }
+    }`);
+    expect(mixed.data?.a.ObservationList).toHaveLength(21);
+    expect(mixed.data?.b.ObservationList).toBeNull();
+    expect(mixed.errors?.[0].path).toEqual(['b', 'ObservationList']);
+  });
 });
 
 describe('GraphiQL', () => {

@@ -1,4 +1,13 @@
-import { fail, isValidId, notFoundWith, parseReference, type Reference, type Resource } from '@hearth/core';
+import {
+  fail,
+  isValidId,
+  notFoundWith,
+  OperationOutcomeError,
+  parseReference,
+  tooCostly,
+  type Reference,
+  type Resource,
+} from '@hearth/core';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DEFAULT_COUNT, MAX_COUNT, MAX_OFFSET, searchResources, type FoundResource } from '../search/resources.js';
 import { isOutcomeError, primeResource, trackContainer, type GraphqlContext } from './context.js';
@@ -47,9 +56,29 @@ export async function searchList(
     params.append(...extra);
   }
   const page = await runSearch(ctx, resourceType, params);
+  if (page.links.has('next') && !hasCount(args)) {
+    throw tooManyMatches(resourceType, Number(params.get('_count') ?? DEFAULT_COUNT));
+  }
   return fhirpathFilter(
     page.entries.filter((e) => e.mode === 'match').map((e) => e.resource),
     args[FHIRPATH_ARG],
+  );
+}
+
+/** True when the query gave the list's page size itself (`_count`): then a page is what it asked for. */
+export function hasCount(args: Args): boolean {
+  return typeof args._count === 'number';
+}
+
+/**
+ * A list without `_count` is the whole result or an error, never silently cut
+ * (hl7.org/fhir/R4/graphql.html#searching: "the server returns everything, or an error").
+ */
+export function tooManyMatches(resourceType: string, pageSize: number): OperationOutcomeError {
+  return new OperationOutcomeError(
+    tooCostly(
+      `${resourceType}List has more than ${pageSize} matches: give _count (at most ${MAX_COUNT}) and _offset, or use ${resourceType}Connection to page`,
+    ),
   );
 }
 

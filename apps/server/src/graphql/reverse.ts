@@ -4,7 +4,14 @@ import { badRequest, fail, getReferenceString, type Resource } from '@hearth/cor
 import { DEFAULT_COUNT, MAX_COUNT } from '../search/resources.js';
 import type { GraphqlContext } from './context.js';
 import { fhirpathFilter } from './fhirpath.js';
-import { runSearch, searchConnection, searchList, type ConnectionResult } from './resolvers.js';
+import {
+  hasCount,
+  tooManyMatches,
+  runSearch,
+  searchConnection,
+  searchList,
+  type ConnectionResult,
+} from './resolvers.js';
 import { FHIRPATH_ARG } from './search-args.js';
 
 type Args = Record<string, unknown>;
@@ -120,8 +127,13 @@ async function loadGroup(
 ): Promise<void> {
   const { source, code, args } = keys[indices[0]];
   const count = Math.min(Math.max(typeof args._count === 'number' ? args._count : DEFAULT_COUNT, 0), MAX_COUNT);
+  // Each focus's own outcome: one focus with too many matches fails its list only.
   const alone = async (i: number) => {
-    results[i] = await searchList(source, args, ctx, [code, keys[i].focus]);
+    try {
+      results[i] = await searchList(source, args, ctx, [code, keys[i].focus]);
+    } catch (err) {
+      results[i] = err instanceof Error ? err : new Error(String(err));
+    }
   };
   const foci = [...new Set(indices.map((i) => keys[i].focus))];
   if (foci.length === 1 || count === 0 || (typeof args._offset === 'number' && args._offset > 0)) {
@@ -145,11 +157,16 @@ async function loadGroup(
     hits.forEach((focus) => byFocus.set(focus, [...(byFocus.get(focus) ?? []), entry.resource]));
   }
   const cut = page.links.has('next');
+  // Without _count a list is all of its matches or an error: a focus that may have more than a
+  // page is searched alone, which tells.
+  const whole = !hasCount(args);
   const redo: number[] = [];
   for (const i of indices) {
     const found = byFocus.get(keys[i].focus) ?? [];
-    if (unexplained || (cut && found.length < count)) {
+    if (unexplained || (cut && (found.length < count || (whole && found.length === count)))) {
       redo.push(i);
+    } else if (whole && found.length > count) {
+      results[i] = tooManyMatches(source, count);
     } else {
       results[i] = found.slice(0, count);
     }
