@@ -143,6 +143,10 @@ describe('hearth login', () => {
     expect(code).toBe(0);
     const whoami = await hearth(['whoami', '--profile', 'browser', '--json']);
     expect(JSON.parse(whoami.stdout).user.email).toBe(t.testProject.email);
+    // offline_access by default: the stored login can be renewed when its access token expires.
+    expect(authorize.searchParams.get('scope')).toBe('openid offline_access');
+    const stored = JSON.parse(readFileSync(profileFile('browser'), 'utf8'));
+    expect(stored.logins[stored.activeProject].refreshToken).toBeTruthy();
   });
 
   it('explains that the browser flow needs a client', async () => {

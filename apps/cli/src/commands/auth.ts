@@ -55,7 +55,7 @@ export function registerAuthCommands(program: Command): void {
     .option('--project <id>', 'the project to sign in to, when the user has several')
     .option('--port <port>', 'browser sign-in: the callback port', String(DEFAULT_CALLBACK_PORT))
     .option('--redirect-uri <uri>', 'browser sign-in: the callback URI (default http://127.0.0.1:<port>/callback)')
-    .option('--scope <scope>', 'browser sign-in: the scope to ask for', 'openid')
+    .option('--scope <scope>', 'browser sign-in: the scope to ask for', 'openid offline_access')
     .option('--no-browser', 'browser sign-in: print the URL without opening a browser')
     .option('--timeout <seconds>', 'browser sign-in: how long to wait for the redirect', '300')
     .action(async (_options, command: Command) => login(command.optsWithGlobals<LoginOptions>()));
