@@ -1,8 +1,10 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|all] [--scale N]`. Starts a server (embedded PostgreSQL, or DATABASE_URL) unless
- * --base-url is given, measures each workload at the given concurrency, and prints medians of the runs
- * with each figure's ratio to a raw-SQL baseline measured in the same run.
+ * [--only core|search|automation|terminology|all] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
+ * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
+ * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
+ * HEARTH_BENCH_NODE_ARGS (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof').
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
