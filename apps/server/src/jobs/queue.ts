@@ -1,6 +1,6 @@
 import PgBoss from 'pg-boss';
 import type { Logger } from '../platform/logger.js';
-import type { Pool } from '../platform/postgres.js';
+import { PG_DEADLOCK, pgErrorCode, type Pool } from '../platform/postgres.js';
 import { JOB_SCHEMA } from '../storage/migrations/0300-job-queue.js';
 
 /** What a handler knows about the attempt it runs. */
@@ -106,7 +106,7 @@ export class JobQueue {
     this.started = true;
     await this.boss.start();
     for (const definition of this.definitions.values()) {
-      await this.boss.createQueue(definition.name, { name: definition.name, policy: 'standard' });
+      await this.ensureQueue(definition.name);
     }
     if (this.options.workersEnabled) {
       for (const definition of this.definitions.values()) {
@@ -117,6 +117,26 @@ export class JobQueue {
         });
         this.loops.set(definition.name, loop);
         loop.start();
+      }
+    }
+  }
+
+  /**
+   * Creates a queue unless it exists. Creating one attaches a partition to the job table, so
+   * processes starting together can deadlock each other; PostgreSQL then aborts one, which tries again.
+   */
+  private async ensureQueue(name: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (!(await this.boss.getQueue(name))) {
+          await this.boss.createQueue(name, { name, policy: 'standard' });
+        }
+        return;
+      } catch (err) {
+        if (pgErrorCode(err) !== PG_DEADLOCK || attempt >= 5) {
+          throw err;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt * (1 + Math.random())));
       }
     }
   }
