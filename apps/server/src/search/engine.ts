@@ -34,6 +34,8 @@ export interface SearchEngineOptions {
   shape?: ResourceShaper;
   expandValueSet?: ValueSetExpander;
   subsumedCodes?: SubsumptionLookup;
+  /** True while a project's resources of a type are being reindexed for its own SearchParameters. */
+  reindexing?: (projectId: string, resourceType: string) => boolean;
 }
 
 /** The scope's access rules, when auth has set them (storage's RepositoryScope.access). */
@@ -92,6 +94,20 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     await lookUpSubsumption(ctx, request, isToken, this.options.subsumedCodes);
   }
 
+  /** A search on a project's own parameter whose reindex is still running says so. */
+  private noteReindexing(ctx: QueryContext, request: SearchRequest, resourceType: string | undefined): void {
+    const reindexing = this.options.reindexing;
+    if (!reindexing || !resourceType || !reindexing(ctx.projectId, resourceType)) return;
+    for (const filter of request.filters ?? []) {
+      const code = filter.code.split(/[.:]/)[0];
+      if (this.options.registry.get(resourceType, code, ctx.projectId)?.custom) {
+        ctx.information.push(
+          `${resourceType} resources are being reindexed for this project's SearchParameters: results on "${code}" may be incomplete until that ends`,
+        );
+      }
+    }
+  }
+
   async search(repo: Repository, input: SearchInput): Promise<string> {
     // Inside a transaction Bundle the repository's own client: GET entries see the Bundle's writes.
     const db = repo.queryable;
@@ -104,6 +120,7 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     }
     const count = Math.min(request.count ?? DEFAULT_COUNT, MAX_COUNT);
     const ctx = this.context(scope, input.fhirBase, input.strict);
+    this.noteReindexing(ctx, request, input.resourceType);
     await this.lookUpTerminology(ctx, request, input.resourceType ?? '');
     const cursorKeys = request.cursor ? decodeCursor(request.cursor, sortSignature(request)).keys : undefined;
     const idOrder = input.resourceType ? idOrdering(request) : undefined;
@@ -217,10 +234,13 @@ function checkCompartment(compartment: CompartmentRef, resourceType: string | un
 }
 
 function warnings(ctx: QueryContext): OperationOutcome | undefined {
-  if (ctx.warnings.length === 0) return undefined;
+  if (ctx.warnings.length === 0 && ctx.information.length === 0) return undefined;
   return {
     resourceType: 'OperationOutcome',
-    issue: ctx.warnings.map((text) => ({ severity: 'warning', code: 'not-supported', details: { text } })),
+    issue: [
+      ...ctx.warnings.map((text) => ({ severity: 'warning', code: 'not-supported', details: { text } })),
+      ...ctx.information.map((text) => ({ severity: 'information', code: 'informational', details: { text } })),
+    ],
   } as OperationOutcome;
 }
 

@@ -1,7 +1,7 @@
 import { withTransaction, type Pool } from '../platform/postgres.js';
 import { resourceTypes } from './resource-types.js';
 import { SearchEngine, type ResourceShaper } from './engine.js';
-import { reindexInBackground } from './index/background.js';
+import { reindexInBackground, ReindexTracker } from './index/background.js';
 import { Indexer } from './index/indexer.js';
 import { searchParamsFor } from './metadata.js';
 import type { SubsumptionLookup, ValueSetExpander } from './query/context.js';
@@ -44,7 +44,9 @@ async function reindexAll(pool: Pool, indexer: Indexer, types?: string[], projec
 /** Write-time indexing, conditional matching and the search API, wired together. */
 export function createSearchModule(options: SearchModuleOptions): SearchModule {
   const registry = new SearchParamRegistry();
+  const tracker = new ReindexTracker();
   const engine = new SearchEngine({
+    reindexing: (projectId, type) => tracker.has(projectId, type),
     pool: options.pool,
     registry,
     shape: options.shape,
@@ -59,6 +61,7 @@ export function createSearchModule(options: SearchModuleOptions): SearchModule {
     service: engine,
     registry,
     searchParamsFor: (resourceType, projectId) => searchParamsFor(registry, options.pool, resourceType, projectId),
-    useJobQueue: (jobs, logger) => reindexInBackground(jobs, { pool: options.pool, indexer, registry, logger }),
+    useJobQueue: (jobs, logger) =>
+      reindexInBackground(jobs, { pool: options.pool, indexer, registry, logger, tracker }),
   };
 }

@@ -15,11 +15,38 @@ export interface ReindexJob {
   types: string[];
 }
 
+/**
+ * The reindex jobs this process queued and has not seen end, per project and type: searches on
+ * a project's own parameters of such a type say their results may be incomplete. (A job queued
+ * by another process is not known here.)
+ */
+export class ReindexTracker {
+  private readonly pending = new Map<string, number>();
+
+  start(projectId: string, types: Iterable<string>): void {
+    for (const t of types) this.pending.set(`${projectId}|${t}`, (this.pending.get(`${projectId}|${t}`) ?? 0) + 1);
+  }
+
+  finish(projectId: string, types: Iterable<string>): void {
+    for (const t of types) {
+      const key = `${projectId}|${t}`;
+      const n = (this.pending.get(key) ?? 0) - 1;
+      if (n > 0) this.pending.set(key, n);
+      else this.pending.delete(key);
+    }
+  }
+
+  has(projectId: string, type: string): boolean {
+    return this.pending.has(`${projectId}|${type}`);
+  }
+}
+
 interface ReindexDeps {
   pool: Pool;
   indexer: Indexer;
   registry: SearchParamRegistry;
   logger: Logger;
+  tracker: ReindexTracker;
 }
 
 /** The types a SearchParameter version applies to. */
@@ -76,14 +103,16 @@ export function reindexInBackground(jobs: JobQueue, deps: ReindexDeps): WriteLis
     concurrency: 1,
     retryLimit: 5,
     expireInSeconds: 6 * 60 * 60,
-    handler: (job) => runReindexJob(deps, job),
+    handler: (job) => runReindexJob(deps, job).finally(() => deps.tracker.finish(job.projectId, job.types)),
   });
   deps.indexer.reindexInBackground = true;
   return (events) => {
     for (const [projectId, types] of staleTypes(events)) {
-      jobs
-        .send<ReindexJob>(REINDEX_QUEUE, { projectId, types: [...types] })
-        .catch((err: unknown) => deps.logger.error({ err, projectId }, 'search: could not queue a reindex'));
+      deps.tracker.start(projectId, types);
+      jobs.send<ReindexJob>(REINDEX_QUEUE, { projectId, types: [...types] }).catch((err: unknown) => {
+        deps.tracker.finish(projectId, types);
+        deps.logger.error({ err, projectId }, 'search: could not queue a reindex');
+      });
     }
   };
 }

@@ -40,6 +40,8 @@ export class QueryContext {
   private aliasCount = 0;
   /** Unknown or unsupported parameters that lenient handling ignored. */
   readonly warnings: string[] = [];
+  /** Notes for the caller that are not about the request (a reindex in progress). */
+  readonly information: string[] = [];
   /** Value sets expanded before compilation, by URL. */
   readonly valueSets = new Map<string, { system?: string; code: string }[]>();
   /** Hierarchy lookups done before compilation, as bound subqueries (query/terminology.ts subsumptionKey). */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/app.js';
 import { createTestProject, type TestProject } from '../../test/auth.js';
+import { SearchEngine } from '../engine.js';
 import { REINDEX_QUEUE } from '../index/background.js';
 import { FHIR, ids } from './helpers.js';
 
@@ -91,6 +92,16 @@ describe('custom SearchParameter resources', () => {
       [REINDEX_QUEUE, t.testProject.projectId],
     );
     expect(jobs.rows.map((r) => r.data.types)).toEqual([['Patient']]);
+    // While a reindex for the project's parameters runs, a search on one of them says so.
+    const engine = new SearchEngine({ pool: t.pool, registry: t.services.search.registry, reindexing: () => true });
+    const during = await engine.search(t.services.systemRepo(t.testProject.projectId), {
+      resourceType: 'Patient',
+      params: new URLSearchParams('nickname=bob&gender=male'),
+      fhirBase: 'http://localhost/fhir/R4/',
+      strict: true,
+    });
+    expect(during).toContain('results on \\"nickname\\" may be incomplete');
+    expect(during).not.toContain('\\"gender\\" may be');
     // Another project does not have it.
     const strict = await get('Patient?nickname=bob', { ...other.headers, prefer: 'handling=strict' });
     expect(strict.status).toBe(400);
