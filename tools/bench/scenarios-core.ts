@@ -1,5 +1,6 @@
 import type { BenchContext, Scenario } from './bench.js';
 import { makePatient, makePatientTransaction, prng } from './data.js';
+import { analyze } from './scenarios-search.js';
 
 /** Issue 2's workloads: create, read, update, history and a 150-entry transaction. */
 export async function coreScenarios(ctx: BenchContext): Promise<Scenario[]> {
@@ -18,6 +19,7 @@ export async function coreScenarios(ctx: BenchContext): Promise<Scenario[]> {
       }
     }),
   );
+  await analyze(ctx);
   let counter = 1_000_000;
   const updateBodies = ids.map((id, i) => ({ ...makePatient(prng(i), i), id }));
   // Every update changes the resource (Patient.active flips), as a real edit of one field does:

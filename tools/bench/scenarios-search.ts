@@ -14,7 +14,7 @@ const GRAPHQL_LIST_WITH_SUBJECTS = `query($code: [token]) {
  * ANALYZE after the bulk load, as an operator would (docs/adr/0002-search-index.md): until
  * autovacuum gets to it, the planner plans on the statistics of nearly empty tables.
  */
-async function analyze(ctx: BenchContext): Promise<void> {
+export async function analyze(ctx: BenchContext): Promise<void> {
   if (!ctx.databaseUrl) {
     ctx.log('no database URL: plans may be off until autovacuum analyzes the seeded tables');
     return;
