@@ -173,7 +173,11 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
   // The previous version is read only when something needs it: a deletion, or a FHIRPath filter.
   const needPrevious = change.interaction === 'delete' || candidates.some((c) => c.fhirPath);
   const [current, previous] = await Promise.all([
-    change.interaction === 'delete' ? undefined : readVersion(change.versionId),
+    change.interaction === 'delete'
+      ? undefined
+      : change.content
+        ? (JSON.parse(change.content) as Resource)
+        : readVersion(change.versionId),
     needPrevious ? readVersion(change.previousVersionId) : undefined,
   ]);
   const subject = current ?? previous;
@@ -325,7 +329,10 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
     const text = view.redact ? JSON.stringify(view.redact(subject)) : fullText;
     const content = text.length <= MAX_CARRIED_CONTENT ? text : undefined;
     const attempts = sub.maxAttempts ?? deps.defaultMaxAttempts;
-    const data: DeliveryJob = { ...change, subscriptionId: sub.id, ...(content ? { content } : {}) };
+    const data: DeliveryJob = { ...change, subscriptionId: sub.id, content };
+    if (!content) {
+      delete data.content;
+    }
     delete data.onlySubscription;
     return { data, options: { retryLimit: Math.max(0, attempts - 1) } };
   });

@@ -10,7 +10,9 @@ import type { ChangeEvent } from './model.js';
 
 const BATCH_WINDOW_MS = 5;
 /** Most changes one evaluation job carries. */
-const MAX_CHANGES_PER_JOB = 100;
+const MAX_CHANGES_PER_JOB = 50;
+/** Larger resources are read again by the evaluation instead of riding in its job. */
+const MAX_CARRIED_CONTENT = 16 * 1024;
 
 /** AuditEvents of deliveries and bot runs never trigger subscriptions (no delivery loops). */
 function isAutomationAudit(event: WriteEvent): boolean {
@@ -84,6 +86,7 @@ export class SubscriptionListener {
         versionId: version.versionId,
         ...(event.previous && !event.previous.deleted ? { previousVersionId: event.previous.versionId } : {}),
         interaction: event.interaction,
+        ...(version.content && version.content.length <= MAX_CARRIED_CONTENT ? { content: version.content } : {}),
       });
     }
     const jobs = [];

@@ -138,4 +138,6 @@ export interface ChangeEvent {
   interaction: Interaction;
   /** $resend: only this subscription, and whatever its interaction filter says. */
   onlySubscription?: string;
+  /** The version written, as stored, when small (the evaluation then need not read it again). */
+  content?: string;
 }
