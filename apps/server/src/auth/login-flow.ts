@@ -5,6 +5,7 @@ import { isKnownScope, splitScope } from './access/scopes.js';
 import { newRefreshSecret } from './tokens.js';
 import { findMembershipsOfUser, readByReference } from './store.js';
 import { mfaStep } from './mfa.js';
+import { auditLogin } from './audit.js';
 import { type ClientApplication, type Login, type Project, type ProjectMembership, type User } from './types.js';
 
 /** The spec's LoginRequest fields, shared by every way of signing in. */
@@ -251,5 +252,16 @@ export async function chooseMembership(
     admin: membership.admin === true,
   };
   const written = await deps.systemRepo().updateResource(updated, { ifMatch: Number(login.meta?.versionId) });
+  // The sign-in reached the project: recorded there too, where the project's admins can see it.
+  await auditLogin(deps, {
+    outcome: 'success',
+    userId: user?.resourceType === 'User' ? user.id : undefined,
+    email: login.user.display,
+    projectId: project.id,
+    method: login.authMethod,
+    reason: `signed in to project ${project.name ?? project.id} as ${membership.profile.reference}`,
+    remoteAddress: login.remoteAddress,
+    userAgent: login.userAgent,
+  });
   return { login: login.id as string, code: written.resource.code };
 }

@@ -106,15 +106,25 @@ describe('sign-in flow', () => {
       },
     });
     expect(login.json().code).toBeTruthy();
-    const audits = await t.pool.query<{ content: string }>(
-      `SELECT content FROM "AuditEvent" WHERE content LIKE '%"outcome":"0"%' AND content LIKE $1`,
+    const audits = await t.pool.query<{ content: string; project_id: string }>(
+      `SELECT content, project_id FROM "AuditEvent" WHERE content LIKE '%"outcome":"0"%' AND content LIKE $1`,
       [`%User/${t.testProject.user.id}%192.0.2.77%`],
     );
-    expect(audits.rowCount).toBe(1);
-    const event = JSON.parse(audits.rows[0].content);
-    expect(event.type.code).toBe('110114');
-    expect(event.subtype[0].code).toBe('110122');
-    expect(event.agent[0].network.address).toBe('192.0.2.77');
+    // The authentication (server-wide), and the sign-in to the project, which its admins can read.
+    expect(audits.rows.map((r) => r.project_id).sort()).toEqual(
+      [t.services.superAdminProjectId, t.testProject.projectId].sort(),
+    );
+    for (const row of audits.rows) {
+      const event = JSON.parse(row.content);
+      expect(event.type.code).toBe('110114');
+      expect(event.subtype[0].code).toBe('110122');
+      expect(event.agent[0].network.address).toBe('192.0.2.77');
+    }
+    const visible = await t.app.inject({
+      url: `/fhir/R4/AuditEvent?outcome=0&_count=100`,
+      headers: t.authHeaders,
+    });
+    expect(visible.body).toContain('192.0.2.77');
   });
 
   it('serves /auth/me for the token', async () => {
