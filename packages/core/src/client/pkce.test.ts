@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { generateId, isUUID } from '../ids.js';
+import { sha256 } from './sha256.js';
 import {
   base64UrlDecode,
   base64UrlEncode,
@@ -29,6 +31,34 @@ describe('PKCE (RFC 7636)', () => {
     const verifier = 'abcdefghijklmnopqrstuvwxyz0123456789-._~ABCDEFG';
     expect(await computeCodeChallenge(verifier)).toBe(createHash('sha256').update(verifier).digest('base64url'));
     expect(await computeCodeChallenge(verifier)).toHaveLength(43);
+  });
+});
+
+describe('without Web Crypto digests and randomUUID (a browser page on plain HTTP)', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it('computes SHA-256 itself, as node:crypto does, for every padding length', () => {
+    for (const length of [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000]) {
+      const data = new Uint8Array(length).map((_, i) => (i * 31 + length) % 256);
+      expect(Buffer.from(sha256(data)).toString('hex')).toBe(createHash('sha256').update(data).digest('hex'));
+    }
+  });
+
+  it('still makes the S256 challenge and v4 UUIDs', async () => {
+    const { getRandomValues } = globalThis.crypto;
+    vi.stubGlobal('crypto', { getRandomValues: getRandomValues.bind(globalThis.crypto) });
+    expect(globalThis.crypto.subtle).toBeUndefined();
+    const verifier = generateCodeVerifier();
+    expect(await computeCodeChallenge(verifier)).toBe(createHash('sha256').update(verifier).digest('base64url'));
+    const ids = new Set(Array.from({ length: 50 }, () => generateId()));
+    expect(ids.size).toBe(50);
+    for (const id of ids) {
+      expect(isUUID(id)).toBe(true);
+      expect(id[14]).toBe('4');
+      expect('89ab').toContain(id[19]);
+    }
   });
 });
 

@@ -3,6 +3,8 @@
  * code runs in browsers and in Node 20.
  */
 
+import { sha256 } from './sha256.js';
+
 /** base64url without padding (RFC 4648 §5), as PKCE and JWTs use it. */
 export function base64UrlEncode(bytes: Uint8Array): string {
   let binary = '';
@@ -38,8 +40,11 @@ export function generateCodeVerifier(): string {
 
 /** The S256 code challenge of a verifier: BASE64URL(SHA256(ASCII(verifier))) (RFC 7636 §4.2). */
 export async function computeCodeChallenge(verifier: string): Promise<string> {
-  const digest = await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
-  return base64UrlEncode(new Uint8Array(digest));
+  const bytes = new TextEncoder().encode(verifier);
+  // Web Crypto's digest is missing in a browser page that is not a secure context (plain HTTP).
+  const subtle = globalThis.crypto?.subtle as SubtleCrypto | undefined;
+  const digest = subtle ? new Uint8Array(await subtle.digest('SHA-256', bytes)) : sha256(bytes);
+  return base64UrlEncode(digest);
 }
 
 /** The claims of a JWT, read without checking its signature (the server checks it; the client only reads `exp`). */
