@@ -42,7 +42,7 @@ export function generateCodeVerifier(): string {
 export async function computeCodeChallenge(verifier: string): Promise<string> {
   const bytes = new TextEncoder().encode(verifier);
   // Web Crypto's digest is missing in a browser page that is not a secure context (plain HTTP).
-  const subtle = globalThis.crypto?.subtle as SubtleCrypto | undefined;
+  const subtle = globalThis.crypto?.subtle as typeof globalThis.crypto.subtle | undefined;
   const digest = subtle ? new Uint8Array(await subtle.digest('SHA-256', bytes)) : sha256(bytes);
   return base64UrlEncode(digest);
 }
