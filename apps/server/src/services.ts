@@ -20,6 +20,8 @@ import { createAutomation, type Automation } from './jobs/automation.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
+import { everythingOperation } from './export/everything.js';
+import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 
 /** Everything the HTTP layer needs, built once at start-up. */
@@ -108,6 +110,8 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     memberScope: async (membership) => auth.scopeOf(await auth.authenticator.forMembership(membership)),
     mailer: auth.deps.mailer,
   });
+  operations.register(everythingOperation(search.service));
+  registerBulkExport(operations, { asyncJobs: automation.asyncJobs, search: search.service, binaryStore });
   return {
     repositoryDeps,
     systemRepo,

@@ -44,7 +44,7 @@ interface ProgressExtension {
   extension?: { url: string; valueDecimal?: number; valueString?: string }[];
 }
 
-interface AsyncJobResource extends Resource {
+export interface AsyncJobResource extends Resource {
   status: 'accepted' | 'active' | 'completed' | 'error' | 'cancelled';
   requestTime: string;
   transactionTime?: string;
@@ -81,6 +81,8 @@ export function prefersAsync(request: FastifyRequest): boolean {
  */
 export class AsyncJobs {
   private readonly handlers = new Map<string, AsyncJobHandler<unknown>>();
+  /** How a completed job of a type answers its status URL (default: the AsyncJob itself). */
+  private readonly views = new Map<string, (job: AsyncJobResource) => unknown>();
 
   constructor(private readonly deps: AsyncJobsDeps) {
     deps.jobs.define<QueuedAsyncJob>({
@@ -93,6 +95,11 @@ export class AsyncJobs {
 
   define<P>(kind: string, handler: AsyncJobHandler<P>): void {
     this.handlers.set(kind, handler as AsyncJobHandler<unknown>);
+  }
+
+  /** A completed job of `type` answers its status URL with `view(job)` (e.g. the $export manifest). */
+  completedView(type: AsyncJobType, view: (job: AsyncJobResource) => unknown): void {
+    this.views.set(type, view);
   }
 
   /** Accepts the request for asynchronous processing: 202 with Content-Location. */
@@ -261,8 +268,15 @@ export class AsyncJobs {
       }
       case 'cancelled':
         return fail(notFoundWith(`AsyncJob/${id} was cancelled`));
-      default:
-        return sendJson(reply, 200, job);
+      default: {
+        const view = job.type ? this.views.get(job.type) : undefined;
+        return view
+          ? reply
+              .code(200)
+              .header('content-type', 'application/json; charset=utf-8')
+              .send(JSON.stringify(view(job)))
+          : sendJson(reply, 200, job);
+      }
     }
   }
 

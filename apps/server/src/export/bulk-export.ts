@@ -1,0 +1,275 @@
+// Bulk Data export (hl7.org/fhir/uv/bulkdata/export.html): [base]/$export, Patient/$export and
+// Group/{id}/$export. The kick-off answers 202 with the status URL of an AsyncJob (jobs/async-job.ts);
+// the job pages through the search service as the requester (their access policy applies) and
+// writes one NDJSON Binary per type (more when a type outgrows the Binary size limit).
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { badRequest, fail, forbiddenWith, type Bundle, type Resource } from '@hearth/core';
+import { ctx } from '../fhir/context.js';
+import type { OperationRegistry } from '../fhir/operations/registry.js';
+import { withStorageKey } from '../fhir/binary/storage-key.js';
+import { prefersAsync, type AsyncJobContext, type AsyncJobs } from '../jobs/async-job.js';
+import { compartmentMemberTypes } from '../search/compartments.js';
+import { resourceTypes } from '../search/resource-types.js';
+import type { SearchService } from '../search/service.js';
+import type { BinaryStore } from '../storage/binary-store.js';
+import type { Repository } from '../storage/repository.js';
+import { operationParams, searchableTypes, sinceValue, typeList } from './everything.js';
+
+export const EXPORT_KIND = 'bulk-export';
+export const NDJSON = 'application/fhir+ndjson';
+const OUTPUT_FORMATS = ['application/fhir+ndjson', 'application/ndjson', 'ndjson'];
+/** Resources per search page while exporting (the search maximum). */
+const PAGE_SIZE = 1000;
+/** Patients per `_compartment` list in a Group export. */
+const MEMBER_CHUNK = 200;
+/** Pages between two looks at whether the client cancelled. */
+const CANCEL_CHECK_PAGES = 10;
+
+export interface ExportParams {
+  level: 'system' | 'patient' | 'group';
+  groupId?: string;
+  types: string[];
+  since?: string;
+  fhirBase: string;
+}
+
+export interface ExportOutput {
+  type: string;
+  url: string;
+  count: number;
+}
+
+export interface BulkExportDeps {
+  asyncJobs: AsyncJobs;
+  search: SearchService;
+  binaryStore: BinaryStore;
+}
+
+class ExportCancelled extends Error {}
+
+/** Checks the kick-off request and answers the export's parameters (400 for what the spec forbids). */
+function kickOffParams(request: FastifyRequest, repo: Repository, level: ExportParams['level']): ExportParams {
+  if (!prefersAsync(request)) {
+    fail(badRequest('$export is asynchronous: send the header Prefer: respond-async'));
+  }
+  const params = operationParams(request, '$export');
+  const format = params.get('_outputFormat');
+  if (format !== null && !OUTPUT_FORMATS.includes(format)) {
+    fail(badRequest(`_outputFormat ${format} is not supported (use ${NDJSON})`, '_outputFormat'));
+  }
+  const allowed =
+    level === 'system' ? resourceTypes().filter((t) => t !== 'Binary') : compartmentMemberTypes('Patient');
+  const asked = typeList(params);
+  if (asked && level !== 'system') {
+    const outside = asked.filter((t) => !allowed.includes(t));
+    if (outside.length > 0) {
+      fail(badRequest(`_type: ${outside.join(', ')} not in the Patient compartment`, '_type'));
+    }
+  }
+  // Types a SMART scope or policy does not let the caller search are left out, as search would.
+  const types = searchableTypes(repo, asked ?? allowed);
+  if (asked && types.length === 0) {
+    fail(forbiddenWith(`Not allowed to search ${asked.join(', ')}`));
+  }
+  return { level, types, since: sinceValue(params.get('_since')), fhirBase: ctx(request).fhirBase };
+}
+
+/** Search pages of one type, following the keyset cursor: memory stays one page deep. */
+async function* pagesOf(
+  search: SearchService,
+  repo: Repository,
+  fhirBase: string,
+  type: string,
+  filters: URLSearchParams,
+  job: AsyncJobContext,
+): AsyncGenerator<Resource> {
+  let cursor: string | null = null;
+  for (let page = 1; ; page++) {
+    const params = new URLSearchParams(filters);
+    params.set('_count', String(PAGE_SIZE));
+    params.set('_total', 'none');
+    if (cursor) params.set('_cursor', cursor);
+    const bundle = JSON.parse(
+      await search.search(repo, { resourceType: type, params, fhirBase, strict: false }),
+    ) as Bundle;
+    for (const entry of bundle.entry ?? []) {
+      if (entry.resource && entry.search?.mode !== 'outcome') yield entry.resource;
+    }
+    const next = bundle.link?.find((l) => l.relation === 'next')?.url;
+    cursor = next ? new URL(next).searchParams.get('_cursor') : null;
+    if (!cursor) return;
+    if (page % CANCEL_CHECK_PAGES === 0 && (await job.cancelled())) throw new ExportCancelled();
+  }
+}
+
+/** The search filters of each pass over a type: one for system and Patient exports, one per member chunk for a Group. */
+function filterSets(params: ExportParams, type: string, members: string[]): URLSearchParams[] {
+  const base = new URLSearchParams();
+  if (params.since) base.set('_lastUpdated', `gt${params.since}`);
+  if (params.level === 'system') return [base];
+  if (params.level === 'patient') {
+    // Patient compartments are stored on every resource: "in some patient's compartment".
+    base.set('_compartment:missing', 'false');
+    return [base];
+  }
+  const sets: URLSearchParams[] = [];
+  for (let i = 0; i < members.length; i += MEMBER_CHUNK) {
+    const chunk = members.slice(i, i + MEMBER_CHUNK);
+    const p = new URLSearchParams(base);
+    if (type === 'Patient') p.set('_id', chunk.join(','));
+    else p.set('_compartment', chunk.map((id) => `Patient/${id}`).join(','));
+    sets.push(p);
+  }
+  return sets;
+}
+
+/** The Patient ids a Group lists as members (read as the requester: an invisible Group is a 404). */
+async function groupMembers(repo: Repository, groupId: string): Promise<string[]> {
+  const group = (await repo.readResource('Group', groupId)).resource as Resource & {
+    member?: { entity?: { reference?: string }; inactive?: boolean }[];
+  };
+  const ids = new Set<string>();
+  for (const m of group.member ?? []) {
+    const match = /^(?:.*\/)?Patient\/([A-Za-z0-9\-.]{1,64})$/.exec(m.entity?.reference ?? '');
+    if (match && !m.inactive) ids.add(match[1]);
+  }
+  return [...ids];
+}
+
+/** Runs one export: NDJSON Binaries per type, their manifest entries in a Parameters output. */
+async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJobContext): Promise<Resource> {
+  const { repo } = job;
+  if (repo.scope.system || !repo.scope.author) {
+    // The requester's membership is gone: never export with more than they could see.
+    fail(forbiddenWith('The requester of this export is no longer a member of the project'));
+  }
+  const transactionTime = new Date().toISOString();
+  const members = params.level === 'group' ? await groupMembers(repo, params.groupId as string) : [];
+  const outputs: ExportOutput[] = [];
+  const binaries: string[] = [];
+  const cap = Math.floor(deps.binaryStore.maxBytes * 0.9);
+  try {
+    for (const [index, type] of params.types.entries()) {
+      if (await job.cancelled()) throw new ExportCancelled();
+      const seen = params.level === 'group' ? new Set<string>() : undefined;
+      const source = (async function* () {
+        for (const filters of filterSets(params, type, members)) {
+          for await (const resource of pagesOf(deps.search, repo, params.fhirBase, type, filters, job)) {
+            // A resource in the compartments of members of two chunks is exported once.
+            if (seen) {
+              if (seen.has(resource.id as string)) continue;
+              seen.add(resource.id as string);
+            }
+            yield resource;
+          }
+        }
+      })();
+      let next = await source.next();
+      while (!next.done) {
+        let count = 0;
+        const lines = async function* (): AsyncGenerator<Buffer> {
+          let bytes = 0;
+          while (!next.done) {
+            const line = Buffer.from(`${JSON.stringify(next.value)}\n`, 'utf8');
+            count++;
+            bytes += line.length;
+            yield line;
+            next = await source.next();
+            if (bytes >= cap) return;
+          }
+        };
+        const { key } = await deps.binaryStore.write(Readable.from(lines()));
+        const binary = (await repo.createResource(withStorageKey({ resourceType: 'Binary', contentType: NDJSON }, key)))
+          .resource;
+        binaries.push(binary.id as string);
+        outputs.push({ type, url: `${params.fhirBase}Binary/${binary.id}`, count });
+      }
+      await job.progress((index + 1) / params.types.length, type);
+    }
+  } catch (err) {
+    if (err instanceof ExportCancelled) {
+      // Nothing of a cancelled export is kept.
+      await Promise.all(binaries.map((id) => repo.deleteResource('Binary', id).catch(() => undefined)));
+      return { resourceType: 'Parameters' };
+    }
+    throw err;
+  }
+  return {
+    resourceType: 'Parameters',
+    parameter: [
+      { name: 'transactionTime', valueInstant: transactionTime },
+      ...outputs.map((o) => ({
+        name: 'output',
+        part: [
+          { name: 'type', valueCode: o.type },
+          { name: 'url', valueUri: o.url },
+          { name: 'count', valueInteger: o.count },
+        ],
+      })),
+    ],
+  } as Resource;
+}
+
+interface ParametersPart {
+  name: string;
+  valueInstant?: string;
+  valueCode?: string;
+  valueUri?: string;
+  valueInteger?: number;
+  part?: ParametersPart[];
+}
+
+/** The completed export as the spec's manifest (export.html#response---complete-status). */
+export function exportManifest(job: { request: string; transactionTime?: string; output?: Resource }): unknown {
+  const parameters = ((job.output as { parameter?: ParametersPart[] } | undefined)?.parameter ??
+    []) as ParametersPart[];
+  const output = parameters
+    .filter((p) => p.name === 'output')
+    .map((p) => {
+      const part = (name: string) => p.part?.find((x) => x.name === name);
+      return { type: part('type')?.valueCode, url: part('url')?.valueUri, count: part('count')?.valueInteger };
+    });
+  return {
+    transactionTime: parameters.find((p) => p.name === 'transactionTime')?.valueInstant ?? job.transactionTime,
+    request: job.request,
+    requiresAccessToken: true,
+    output,
+    error: [],
+  };
+}
+
+/** Registers $export at its three levels, its job and the manifest view of its status. */
+export function registerBulkExport(registry: OperationRegistry, deps: BulkExportDeps): void {
+  deps.asyncJobs.define<ExportParams>(EXPORT_KIND, (params, job) => runExport(deps, params, job));
+  deps.asyncJobs.completedView('export', exportManifest);
+  const kickOff = async (request: FastifyRequest, reply: FastifyReply, params: ExportParams) => {
+    const { repo, fhirBase } = ctx(request);
+    return deps.asyncJobs.start(request, reply, repo, fhirBase, EXPORT_KIND, params, 'export');
+  };
+  registry.register({
+    name: 'export',
+    levels: ['system'],
+    methods: ['GET', 'POST'],
+    handler: (request, reply) => kickOff(request, reply, kickOffParams(request, ctx(request).repo, 'system')),
+  });
+  registry.register({
+    name: 'export',
+    levels: ['type'],
+    resourceTypes: ['Patient'],
+    methods: ['GET', 'POST'],
+    handler: (request, reply) => kickOff(request, reply, kickOffParams(request, ctx(request).repo, 'patient')),
+  });
+  registry.register({
+    name: 'export',
+    levels: ['instance'],
+    resourceTypes: ['Group'],
+    methods: ['GET', 'POST'],
+    handler: async (request, reply, target) => {
+      const { repo } = ctx(request);
+      const params = kickOffParams(request, repo, 'group');
+      await repo.readResource('Group', target.id as string);
+      return kickOff(request, reply, { ...params, groupId: target.id });
+    },
+  });
+}
