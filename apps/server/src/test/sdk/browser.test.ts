@@ -79,6 +79,8 @@ beforeAll(async () => {
       '--disable-background-networking',
       '--disable-component-update',
       '--no-first-run',
+      // A name for the page that is not localhost: a page there is not a secure context.
+      '--host-resolver-rules=MAP sdk-page.test 127.0.0.1',
     ],
   });
 }, 180_000);
@@ -257,5 +259,36 @@ describe.skipIf(!available)('HearthClient in Chromium', () => {
     const again = await work(tab2);
     expect(again).toMatchObject({ ok: true, refreshes: 0 });
     await context.close();
+  });
+  it('signs in from a page that is not a secure context (plain HTTP, no crypto.subtle)', async () => {
+    const tab = await browser.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (err) => errors.push(err.message));
+    await tab.goto(pageUrl.replace('localhost', 'sdk-page.test'));
+    const result = await tab.evaluate(
+      async ({ baseUrl, email, password }) => {
+        const w = globalThis as unknown as Window & { isSecureContext: boolean; crypto: { subtle?: unknown } };
+        const { HearthClient, MemoryStorage, generateId } = w.Hearth;
+        const hearth = new HearthClient({ baseUrl, storage: new MemoryStorage() });
+        const profile = await hearth.signInWithPassword({ email, password });
+        const patient = await hearth.createResource({
+          resourceType: 'Patient',
+          identifier: [{ system: 'urn:test', value: generateId() }],
+        });
+        return {
+          secure: w.isSecureContext,
+          subtle: w.crypto.subtle !== undefined,
+          profileType: profile.resourceType,
+          id: patient.id,
+          generated: patient.identifier?.[0]?.value,
+        };
+      },
+      { baseUrl: t.baseUrl, email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    );
+    expect(errors).toEqual([]);
+    expect(result).toMatchObject({ secure: false, subtle: false, profileType: 'Practitioner' });
+    expect(result.id).toBeTruthy();
+    expect(result.generated).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    await tab.close();
   });
 });
