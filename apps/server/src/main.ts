@@ -5,6 +5,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './platform/embedde
 import { runMigrations } from './storage/migrations/runner.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
+import { collectStartupGarbage } from './platform/heap.js';
 
 /** Loads config, starts the database, builds the app, listens, and shuts down gracefully. */
 async function main(): Promise<void> {
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
 
   const services = await createServices(config, pool, logger);
   const app = await buildApp({ config, pool, logger, services });
+  collectStartupGarbage();
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;
