@@ -138,7 +138,9 @@ describe('asynchronous requests (Prefer: respond-async)', () => {
       const poll = await call('GET', location);
       return poll.status >= 400 ? poll : undefined;
     });
-    expect(failed.status).toBe(500);
+    // The same status a synchronous $execute of a throwing bot answers.
+    expect(failed.status).toBe(400);
+    expect(failed.body).toMatchObject({ resourceType: 'OperationOutcome' });
     expect(JSON.stringify(failed.body)).toContain('no can do');
   });
 

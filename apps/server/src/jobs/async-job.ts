@@ -1,7 +1,15 @@
 // Asynchronous requests (hl7.org/fhir/R4/async.html; FHIR Bulk Data "kick-off" and status pattern):
 // `Prefer: respond-async` → 202 Accepted with Content-Location; the client polls that URL.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, fail, notFoundWith, serverError, type OperationOutcome, type Resource } from '@hearth/core';
+import {
+  badRequest,
+  fail,
+  getStatus,
+  notFoundWith,
+  serverError,
+  type OperationOutcome,
+  type Resource,
+} from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import type { Repository } from '../storage/repository.js';
 import { sendJson } from '../http/fhir-reply.js';
@@ -264,7 +272,10 @@ export class AsyncJobs {
         const outcome = (
           job.output as { parameter?: { name: string; resource?: OperationOutcome }[] } | undefined
         )?.parameter?.find((p) => p.name === 'outcome')?.resource;
-        return sendJson(reply, 500, outcome ?? serverError(new Error('The job failed')));
+        // The job's own outcome decides: a user's bad input stays a 4xx, as it would have been synchronously.
+        return outcome
+          ? sendJson(reply, Math.max(getStatus(outcome), 400), outcome)
+          : sendJson(reply, 500, serverError(new Error('The job failed')));
       }
       case 'cancelled':
         return fail(notFoundWith(`AsyncJob/${id} was cancelled`));
