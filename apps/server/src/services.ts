@@ -111,7 +111,12 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     mailer: auth.deps.mailer,
   });
   operations.register(everythingOperation(search.service));
-  registerBulkExport(operations, { asyncJobs: automation.asyncJobs, search: search.service, binaryStore });
+  registerBulkExport(operations, {
+    asyncJobs: automation.asyncJobs,
+    search: search.service,
+    binaryStore,
+    repositoryDeps,
+  });
   return {
     repositoryDeps,
     systemRepo,

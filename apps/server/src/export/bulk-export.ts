@@ -13,12 +13,14 @@ import { compartmentMemberTypes } from '../search/compartments.js';
 import { resourceTypes } from '../search/resource-types.js';
 import type { SearchService } from '../search/service.js';
 import type { BinaryStore } from '../storage/binary-store.js';
-import type { Repository } from '../storage/repository.js';
+import { Repository, type RepositoryDeps } from '../storage/repository.js';
 import { operationParams, searchableTypes, sinceValue, typeList } from './everything.js';
 
 export const EXPORT_KIND = 'bulk-export';
 export const NDJSON = 'application/fhir+ndjson';
 const OUTPUT_FORMATS = ['application/fhir+ndjson', 'application/ndjson', 'ndjson'];
+/** Types a system export leaves out unless _type names them. */
+const NOT_BY_DEFAULT = ['Binary', 'AsyncJob'];
 /** Resources per search page while exporting (the search maximum). */
 const PAGE_SIZE = 1000;
 /** Patients per `_compartment` list in a Group export. */
@@ -44,6 +46,7 @@ export interface BulkExportDeps {
   asyncJobs: AsyncJobs;
   search: SearchService;
   binaryStore: BinaryStore;
+  repositoryDeps: RepositoryDeps;
 }
 
 class ExportCancelled extends Error {}
@@ -58,8 +61,9 @@ function kickOffParams(request: FastifyRequest, repo: Repository, level: ExportP
   if (format !== null && !OUTPUT_FORMATS.includes(format)) {
     fail(badRequest(`_outputFormat ${format} is not supported (use ${NDJSON})`, '_outputFormat'));
   }
+  // Binary content and AsyncJobs (this export's own record among them) only when _type names them.
   const allowed =
-    level === 'system' ? resourceTypes().filter((t) => t !== 'Binary') : compartmentMemberTypes('Patient');
+    level === 'system' ? resourceTypes().filter((t) => !NOT_BY_DEFAULT.includes(t)) : compartmentMemberTypes('Patient');
   const asked = typeList(params);
   if (asked && level !== 'system') {
     const outside = asked.filter((t) => !allowed.includes(t));
@@ -139,11 +143,12 @@ async function groupMembers(repo: Repository, groupId: string): Promise<string[]
 
 /** Runs one export: NDJSON Binaries per type, their manifest entries in a Parameters output. */
 async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJobContext): Promise<Resource> {
-  const { repo } = job;
-  if (repo.scope.system || !repo.scope.author) {
+  if (job.repo.scope.system || !job.repo.scope.author) {
     // The requester's membership is gone: never export with more than they could see.
     fail(forbiddenWith('The requester of this export is no longer a member of the project'));
   }
+  // The project's own data: not what linked or shared projects (terminology) let the requester read.
+  const repo = new Repository(deps.repositoryDeps, { ...job.repo.scope, readProjects: [job.projectId] });
   const transactionTime = new Date().toISOString();
   const members = params.level === 'group' ? await groupMembers(repo, params.groupId as string) : [];
   const outputs: ExportOutput[] = [];

@@ -1,0 +1,261 @@
+/** Bulk Data $export end to end: kick-off, polling, the manifest, NDJSON downloads, filters, cancel, isolation. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Resource } from '@hearth/core';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { addTestMember, createTestProject } from '../test/auth.js';
+import { waitFor } from '../bots/testing.js';
+
+const FHIR = 'application/fhir+json';
+let t: TestApp;
+type Headers = Record<string, string>;
+type Saved = Resource & { id: string; meta: { lastUpdated: string } };
+
+interface Manifest {
+  transactionTime: string;
+  request: string;
+  requiresAccessToken: boolean;
+  output: { type: string; url: string; count: number }[];
+  error: unknown[];
+}
+
+async function post(resource: Resource, headers: Headers = t.authHeaders): Promise<Saved> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/fhir/R4/${resource.resourceType}`,
+    headers: { ...headers, 'content-type': FHIR },
+    payload: resource,
+  });
+  if (res.statusCode !== 201) throw new Error(`${res.statusCode} ${res.body}`);
+  return res.json();
+}
+
+const path = (url: string) => (url.startsWith('http') ? new URL(url).pathname + new URL(url).search : url);
+
+async function kickOff(url: string, headers: Headers = t.authHeaders, prefer = true) {
+  return t.app.inject({ url, headers: { ...headers, ...(prefer ? { prefer: 'respond-async' } : {}) } });
+}
+
+/** Kicks off, polls the status URL until done, answers the manifest. */
+async function exportOf(url: string, headers: Headers = t.authHeaders): Promise<Manifest> {
+  const kick = await kickOff(url, headers);
+  expect(kick.statusCode, kick.body).toBe(202);
+  const location = kick.headers['content-location'] as string;
+  expect(location).toMatch(/\/fhir\/R4\/job\/[\w-]+\/status$/);
+  const done = await waitFor(async () => {
+    const poll = await t.app.inject({ url: path(location), headers });
+    if (poll.statusCode === 202) {
+      expect(poll.headers['x-progress']).toBeTruthy();
+      return undefined;
+    }
+    return poll;
+  }, 60000);
+  expect(done.statusCode, done.body).toBe(200);
+  expect(done.headers['content-type']).toMatch(/^application\/json/);
+  return done.json();
+}
+
+/** Downloads every output file of the manifest: resources per type, each file's line count checked. */
+async function download(manifest: Manifest, headers: Headers = t.authHeaders): Promise<Map<string, Resource[]>> {
+  const byType = new Map<string, Resource[]>();
+  for (const out of manifest.output) {
+    const res = await t.app.inject({ url: path(out.url), headers: { ...headers, accept: 'application/fhir+ndjson' } });
+    expect(res.statusCode).toBe(200);
+    const lines = res.body.split('\n').filter((l) => l !== '');
+    expect(res.body.endsWith('\n')).toBe(true);
+    expect(lines.length).toBe(out.count);
+    const resources = lines.map((l) => JSON.parse(l) as Resource);
+    for (const r of resources) expect(r.resourceType).toBe(out.type);
+    byType.set(out.type, [...(byType.get(out.type) ?? []), ...resources]);
+  }
+  return byType;
+}
+
+const idsOf = (list: Resource[] | undefined) => (list ?? []).map((r) => r.id as string).sort();
+
+let alice: Saved;
+let bob: Saved;
+let carol: Saved;
+let org: Saved;
+let aliceObs: Saved[];
+let bobObs: Saved;
+let group: Saved;
+
+beforeAll(async () => {
+  // A small Binary limit: a type with more output than that is split over several files.
+  t = await createTestApp({ config: { maxBinaryBytes: 30000 } });
+  org = await post({ resourceType: 'Organization', name: 'Clinic' });
+  alice = await post({ resourceType: 'Patient', name: [{ family: 'Alice' }] });
+  bob = await post({ resourceType: 'Patient', name: [{ family: 'Bob' }] });
+  carol = await post({ resourceType: 'Patient', name: [{ family: 'Carol' }] });
+  aliceObs = [];
+  for (let i = 0; i < 40; i++) {
+    aliceObs.push(
+      await post({
+        resourceType: 'Observation',
+        status: i % 2 === 0 ? 'final' : 'preliminary',
+        code: { coding: [{ system: 'http://loinc.org', code: '29463-7', display: 'Body weight' }] },
+        valueQuantity: { value: 60 + i, unit: 'kg', system: 'http://unitsofmeasure.org', code: 'kg' },
+        subject: { reference: `Patient/${alice.id}` },
+        note: [{ text: `reading ${i} `.padEnd(800, '.') }],
+      } as Resource),
+    );
+  }
+  bobObs = await post({
+    resourceType: 'Observation',
+    status: 'final',
+    code: { text: 'weight' },
+    subject: { reference: `Patient/${bob.id}` },
+  } as Resource);
+  group = await post({
+    resourceType: 'Group',
+    type: 'person',
+    actual: true,
+    member: [{ entity: { reference: `Patient/${alice.id}` } }, { entity: { reference: `Patient/${carol.id}` } }],
+  } as Resource);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('$export kick-off', () => {
+  it('needs Prefer: respond-async and a supported _outputFormat, _since and _type', async () => {
+    const cases: [string, boolean][] = [
+      ['/fhir/R4/$export', false],
+      ['/fhir/R4/$export?_outputFormat=text/csv', true],
+      ['/fhir/R4/$export?_since=last-week', true],
+      ['/fhir/R4/$export?_type=NotAType', true],
+      ['/fhir/R4/Patient/$export?_type=Organization', true],
+    ];
+    for (const [url, prefer] of cases) {
+      const res = await kickOff(url, t.authHeaders, prefer);
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().resourceType).toBe('OperationOutcome');
+    }
+    expect((await kickOff('/fhir/R4/Group/no-such-group/$export')).statusCode).toBe(404);
+  });
+
+  it('is listed in the CapabilityStatement with Patient/$everything', async () => {
+    const cs = (await t.app.inject({ url: '/fhir/R4/metadata' })).json();
+    const names = (list: { name: string }[] | undefined) => (list ?? []).map((o) => o.name);
+    expect(names(cs.rest[0].operation)).toContain('export');
+    const typeOps = (type: string) =>
+      names(cs.rest[0].resource.find((r: { type: string }) => r.type === type).operation);
+    expect(typeOps('Patient')).toEqual(expect.arrayContaining(['export', 'everything']));
+    expect(typeOps('Group')).toContain('export');
+  });
+});
+
+describe('$export', () => {
+  it('system level: every type the caller can read, NDJSON counts matching search', async () => {
+    const manifest = await exportOf('/fhir/R4/$export');
+    expect(manifest).toMatchObject({ requiresAccessToken: true, error: [] });
+    expect(manifest.request).toContain('/fhir/R4/$export');
+    expect(Date.parse(manifest.transactionTime)).not.toBeNaN();
+    // 40 Observations of about 1 KB do not fit one 27 000-byte file.
+    expect(manifest.output.filter((o) => o.type === 'Observation').length).toBeGreaterThan(1);
+    const byType = await download(manifest);
+    expect(idsOf(byType.get('Patient'))).toEqual(expect.arrayContaining([alice.id, bob.id, carol.id].sort()));
+    expect(idsOf(byType.get('Observation'))).toEqual([...aliceObs.map((o) => o.id), bobObs.id].sort());
+    expect(idsOf(byType.get('Organization'))).toEqual([org.id]);
+    expect(idsOf(byType.get('Group'))).toEqual([group.id]);
+    expect(byType.has('Binary')).toBe(false);
+    // Each type holds as many as a search finds in the project (not the shared terminology project's).
+    for (const [type, list] of byType) {
+      const search = await t.app.inject({ url: `/fhir/R4/${type}?_count=1000`, headers: t.authHeaders });
+      const own = (search.json().entry as { resource: Resource }[]).filter(
+        (e) => e.resource.meta?.project === t.testProject.projectId,
+      );
+      expect(list.length, type).toBe(own.length);
+      expect(list.every((r) => r.meta?.project === t.testProject.projectId)).toBe(true);
+    }
+  });
+
+  it('_type and _since narrow the output', async () => {
+    const typed = await download(await exportOf('/fhir/R4/$export?_type=Patient,Organization'));
+    expect([...typed.keys()].sort()).toEqual(['Organization', 'Patient']);
+    const since = new Date(Date.parse(bobObs.meta.lastUpdated) + 1).toISOString();
+    await new Promise((r) => setTimeout(r, 5));
+    const changed = await t.app.inject({
+      method: 'PUT',
+      url: `/fhir/R4/Patient/${carol.id}`,
+      headers: { ...t.authHeaders, 'content-type': FHIR },
+      payload: { resourceType: 'Patient', id: carol.id, name: [{ family: 'Carol', given: ['C'] }] },
+    });
+    expect(changed.statusCode).toBe(200);
+    const recent = await download(
+      await exportOf(`/fhir/R4/$export?_type=Patient,Observation&_since=${encodeURIComponent(since)}`),
+    );
+    expect([...recent.keys()]).toEqual(['Patient']);
+    expect(idsOf(recent.get('Patient'))).toEqual([carol.id]);
+  });
+
+  it('Patient level: the compartments of every patient, nothing outside them', async () => {
+    const byType = await download(await exportOf('/fhir/R4/Patient/$export?_outputFormat=application/fhir%2Bndjson'));
+    expect(byType.has('Organization')).toBe(false);
+    // Group is in the Patient compartment (R4 CompartmentDefinition: Group.member).
+    expect(idsOf(byType.get('Group'))).toEqual([group.id]);
+    expect(idsOf(byType.get('Observation'))).toEqual([...aliceObs.map((o) => o.id), bobObs.id].sort());
+    expect(idsOf(byType.get('Patient'))).toEqual(expect.arrayContaining([alice.id, bob.id, carol.id]));
+  });
+
+  it("Group level: only the members' compartments", async () => {
+    const byType = await download(await exportOf(`/fhir/R4/Group/${group.id}/$export?_outputFormat=ndjson`));
+    expect(idsOf(byType.get('Patient'))).toEqual([alice.id, carol.id].sort());
+    expect(idsOf(byType.get('Observation'))).toEqual(aliceObs.map((o) => o.id).sort());
+  });
+
+  it("runs with the requester's access policy", async () => {
+    const policy = await post({
+      resourceType: 'AccessPolicy',
+      resource: [
+        { resourceType: 'Patient' },
+        { resourceType: 'Observation', criteria: 'Observation?status=final' },
+        { resourceType: 'AsyncJob' },
+        { resourceType: 'Binary' },
+      ],
+    } as Resource);
+    const m = await addTestMember(t.app, t.services, t.testProject.projectId, {
+      membership: { accessPolicy: { reference: `AccessPolicy/${policy.id}` } },
+    });
+    const byType = await download(await exportOf('/fhir/R4/$export', m.headers), m.headers);
+    expect([...byType.keys()].sort()).toEqual(['Observation', 'Patient']);
+    const finals = [...aliceObs.filter((o) => (o as { status?: string }).status === 'final'), bobObs];
+    expect(idsOf(byType.get('Observation'))).toEqual(finals.map((o) => o.id).sort());
+  });
+
+  it('DELETE on the status URL cancels: the status is then 404 and no output is kept', async () => {
+    const binaries = async () =>
+      (await t.app.inject({ url: '/fhir/R4/Binary?_summary=count', headers: t.authHeaders })).json().total as number;
+    const before = await binaries();
+    const kick = await kickOff('/fhir/R4/$export');
+    expect(kick.statusCode).toBe(202);
+    const location = path(kick.headers['content-location'] as string);
+    const cancel = await t.app.inject({ method: 'DELETE', url: location, headers: t.authHeaders });
+    expect(cancel.statusCode).toBe(202);
+    const after = await t.app.inject({ url: location, headers: t.authHeaders });
+    expect(after.statusCode).toBe(404);
+    expect(after.json().resourceType).toBe('OperationOutcome');
+    // Whatever the job wrote before it saw the cancellation is removed.
+    await waitFor(async () => ((await binaries()) === before ? true : undefined), 30000);
+  });
+
+  it('keeps projects apart: another project sees nothing of this one', async () => {
+    const manifest = await exportOf('/fhir/R4/$export?_type=Patient');
+    const kick = await kickOff('/fhir/R4/$export?_type=Patient');
+    const location = path(kick.headers['content-location'] as string);
+    const other = await createTestProject(t.app, t.services, 'Other');
+    // Their token cannot poll our status URL nor read our files.
+    expect((await t.app.inject({ url: location, headers: other.headers })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'DELETE', url: location, headers: other.headers })).statusCode).toBe(404);
+    for (const out of manifest.output) {
+      const res = await t.app.inject({ url: path(out.url), headers: other.headers });
+      expect(res.statusCode).toBe(404);
+      expect(res.body).not.toContain(alice.id);
+    }
+    // Their own export holds none of our resources.
+    const theirs = await download(await exportOf('/fhir/R4/$export', other.headers), other.headers);
+    const text = JSON.stringify([...theirs.values()]);
+    for (const id of [alice.id, bob.id, carol.id, org.id, group.id, bobObs.id]) expect(text).not.toContain(id);
+    expect((await kickOff(`/fhir/R4/Group/${group.id}/$export`, other.headers)).statusCode).toBe(404);
+  });
+});
