@@ -15,6 +15,14 @@ interface LockManager {
   request<T>(name: string, callback: () => Promise<T>): Promise<T>;
 }
 
+const STORAGE_SYNC_POLLS = 20;
+const STORAGE_SYNC_POLL_MS = 100;
+
+/** A browser page: its storage may be shared with other tabs. */
+function isSharedStorageHost(): boolean {
+  return typeof (globalThis as { window?: unknown }).window !== 'undefined';
+}
+
 /** Runs `fn` under the Web Lock shared by the page's origin (navigator.locks), or directly without one. */
 function withRenewLock<T>(fn: () => Promise<T>): Promise<T> {
   const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
@@ -71,6 +79,17 @@ export class Session {
     return expiresAt !== undefined && expiresAt <= this.now();
   }
 
+  /** Takes the stored session when another client renewed it (another token, not about to expire). */
+  private adoptStored(): boolean {
+    const stored = getJson<LoginState>(this.storage, ACTIVE_LOGIN);
+    if (stored?.accessToken && stored.accessToken !== this.current?.accessToken && !this.isExpiring(stored)) {
+      this.current = stored;
+      this.onChange();
+      return true;
+    }
+    return false;
+  }
+
   /** True while a renewal is in flight. */
   get isRenewing(): boolean {
     return this.renewing !== undefined;
@@ -88,13 +107,23 @@ export class Session {
       this.renewing = Promise.resolve()
         .then(() =>
           withRenewLock(async () => {
-            const stored = getJson<LoginState>(this.storage, ACTIVE_LOGIN);
-            if (stored?.accessToken && stored.accessToken !== this.current?.accessToken && !this.isExpiring(stored)) {
-              this.current = stored;
-              this.onChange();
+            if (this.adoptStored()) {
               return;
             }
-            this.set(await renew());
+            try {
+              this.set(await renew());
+            } catch (err) {
+              // In a browser, another tab may have renewed with the same refresh token a moment ago
+              // and its write to localStorage not be visible here yet (tabs' storage syncs
+              // asynchronously): wait a little for it before giving up on the session.
+              for (let i = 0; isSharedStorageHost() && i < STORAGE_SYNC_POLLS; i++) {
+                await new Promise((resolve) => setTimeout(resolve, STORAGE_SYNC_POLL_MS));
+                if (this.adoptStored()) {
+                  return;
+                }
+              }
+              throw err;
+            }
           }),
         )
         .finally(() => {

@@ -253,7 +253,11 @@ describe.skipIf(!available)('HearthClient in Chromium', () => {
     const [one, two] = await Promise.all([work(tab1), work(tab2)]);
     expect(errors).toEqual([]);
     expect([one.ok, two.ok]).toEqual([true, true]);
-    expect(one.refreshes + two.refreshes).toBe(1);
+    // One renewal under the tabs' Web Lock; a second tab that still read the old tokens (tabs'
+    // localStorage syncs asynchronously) is refused as a race ('already used'), not revoked, and
+    // takes the first tab's tokens once they arrive.
+    expect(one.refreshes + two.refreshes).toBeGreaterThanOrEqual(1);
+    expect(one.refreshes + two.refreshes).toBeLessThanOrEqual(2);
     expect(one.token).toBe(two.token);
     // The sign-in is still good in both tabs afterwards (no refresh token was used twice).
     const again = await work(tab2);
