@@ -125,6 +125,10 @@ describe('$export kick-off', () => {
       ['/fhir/R4/$export?_since=last-week', true],
       ['/fhir/R4/$export?_type=NotAType', true],
       ['/fhir/R4/Patient/$export?_type=Organization', true],
+      ['/fhir/R4/$export?_typeFilter=Observation', true],
+      ['/fhir/R4/$export?_typeFilter=Observation%3Fno-such-param%3D1', true],
+      ['/fhir/R4/$export?_typeFilter=Observation%3F_count%3D5', true],
+      ['/fhir/R4/$export?_type=Patient&_typeFilter=Observation%3Fstatus%3Dfinal', true],
     ];
     for (const [url, prefer] of cases) {
       const res = await kickOff(url, t.authHeaders, prefer);
@@ -187,6 +191,14 @@ describe('$export', () => {
     );
     expect([...recent.keys()]).toEqual(['Patient']);
     expect(idsOf(recent.get('Patient'))).toEqual([carol.id]);
+  });
+
+  it('_typeFilter exports the union of its queries for a type, other types whole', async () => {
+    const filter = encodeURIComponent('Observation?status=final,Observation?_id=' + aliceObs[1].id);
+    const byType = await download(await exportOf(`/fhir/R4/$export?_type=Observation,Patient&_typeFilter=${filter}`));
+    const finals = [...aliceObs.filter((o) => (o as { status?: string }).status === 'final'), bobObs];
+    expect(idsOf(byType.get('Observation'))).toEqual([...finals, aliceObs[1]].map((o) => o.id).sort());
+    expect(idsOf(byType.get('Patient'))).toEqual(expect.arrayContaining([alice.id, bob.id, carol.id]));
   });
 
   it('Patient level: the compartments of every patient, nothing outside them', async () => {

@@ -33,6 +33,8 @@ export interface ExportParams {
   groupId?: string;
   types: string[];
   since?: string;
+  /** _typeFilter: per type, the search queries whose union is exported (no entry: all of the type). */
+  typeFilters?: Record<string, string[]>;
   fhirBase: string;
 }
 
@@ -76,7 +78,59 @@ function kickOffParams(request: FastifyRequest, repo: Repository, level: ExportP
   if (asked && types.length === 0) {
     fail(forbiddenWith(`Not allowed to search ${asked.join(', ')}`));
   }
-  return { level, types, since: sinceValue(params.get('_since')), fhirBase: ctx(request).fhirBase };
+  return {
+    level,
+    types,
+    since: sinceValue(params.get('_since')),
+    typeFilters: typeFilters(params, types),
+    fhirBase: ctx(request).fhirBase,
+  };
+}
+
+/** Parameters a _typeFilter query may not set: the export pages and shapes its searches itself. */
+const NOT_IN_TYPE_FILTER = [
+  '_count',
+  '_cursor',
+  '_offset',
+  '_sort',
+  '_total',
+  '_summary',
+  '_elements',
+  '_include',
+  '_revinclude',
+];
+
+/**
+ * `_typeFilter=Observation?status=final,MedicationRequest?status=active` (comma-separated, repeatable):
+ * per type, the queries whose union is exported. A filter on a type not exported is a 400.
+ */
+function typeFilters(params: URLSearchParams, types: string[]): Record<string, string[]> | undefined {
+  const values = params.getAll('_typeFilter').flatMap((v) => v.split(/,(?=[A-Z][A-Za-z]*\?)/));
+  if (values.length === 0) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const value of values) {
+    const match = /^([A-Z][A-Za-z]*)\?(.+)$/.exec(value.trim());
+    if (!match) fail(badRequest(`_typeFilter ${value}: expected Type?search`, '_typeFilter'));
+    const [, type, query] = match;
+    if (!types.includes(type)) fail(badRequest(`_typeFilter ${value}: ${type} is not exported`, '_typeFilter'));
+    const search = new URLSearchParams(query);
+    const refused = NOT_IN_TYPE_FILTER.filter((name) => search.has(name));
+    if (refused.length > 0) fail(badRequest(`_typeFilter ${value}: ${refused.join(', ')} not allowed`, '_typeFilter'));
+    (out[type] ??= []).push(search.toString());
+  }
+  return out;
+}
+
+/** Compiles each _typeFilter query as the caller (a malformed one is a 400 at kick-off, not a failed job). */
+async function checkTypeFilters(search: SearchService, repo: Repository, params: ExportParams): Promise<void> {
+  for (const [type, queries] of Object.entries(params.typeFilters ?? {})) {
+    for (const query of queries) {
+      const probe = new URLSearchParams(query);
+      probe.set('_count', '0');
+      probe.set('_total', 'none');
+      await search.search(repo, { resourceType: type, params: probe, fhirBase: params.fhirBase, strict: true });
+    }
+  }
 }
 
 /** Search pages of one type, following the keyset cursor: memory stays one page deep. */
@@ -109,6 +163,19 @@ async function* pagesOf(
 
 /** The search filters of each pass over a type: one for system and Patient exports, one per member chunk for a Group. */
 function filterSets(params: ExportParams, type: string, members: string[]): URLSearchParams[] {
+  const filters = params.typeFilters?.[type];
+  const levelSets = levelFilterSets(params, type, members);
+  if (!filters) return levelSets;
+  return filters.flatMap((query) =>
+    levelSets.map((set) => {
+      const p = new URLSearchParams(query);
+      for (const [k, v] of set) p.append(k, v);
+      return p;
+    }),
+  );
+}
+
+function levelFilterSets(params: ExportParams, type: string, members: string[]): URLSearchParams[] {
   const base = new URLSearchParams();
   if (params.since) base.set('_lastUpdated', `gt${params.since}`);
   if (params.level === 'system') return [base];
@@ -157,11 +224,12 @@ async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJ
   try {
     for (const [index, type] of params.types.entries()) {
       if (await job.cancelled()) throw new ExportCancelled();
-      const seen = params.level === 'group' ? new Set<string>() : undefined;
+      // Several passes over a type (member chunks, _typeFilter queries) may meet a resource twice.
+      const seen =
+        params.level === 'group' || (params.typeFilters?.[type]?.length ?? 0) > 1 ? new Set<string>() : undefined;
       const source = (async function* () {
         for (const filters of filterSets(params, type, members)) {
           for await (const resource of pagesOf(deps.search, repo, params.fhirBase, type, filters, job)) {
-            // A resource in the compartments of members of two chunks is exported once.
             if (seen) {
               if (seen.has(resource.id as string)) continue;
               seen.add(resource.id as string);
@@ -250,6 +318,7 @@ export function registerBulkExport(registry: OperationRegistry, deps: BulkExport
   deps.asyncJobs.completedView('export', exportManifest);
   const kickOff = async (request: FastifyRequest, reply: FastifyReply, params: ExportParams) => {
     const { repo, fhirBase } = ctx(request);
+    await checkTypeFilters(deps.search, repo, params);
     return deps.asyncJobs.start(request, reply, repo, fhirBase, EXPORT_KIND, params, 'export');
   };
   registry.register({
