@@ -168,19 +168,23 @@ const hearth = (args: string[], baseUrl: string, token = TOKEN) =>
   runCli(args, { home: home.home, env: { HEARTH_BASE_URL: baseUrl, HEARTH_ACCESS_TOKEN: token } });
 
 describe('hearth export', () => {
-  it('says clearly when the server has no $export (exit code 2), or exports when it has', async () => {
+  it("exports from Hearth's own server: the files hold the project's resources, one per line", async () => {
+    const patient = await fetch(new URL('fhir/R4/Patient', t.baseUrl), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({ resourceType: 'Patient', name: [{ family: 'Exported' }] }),
+    });
+    const { id } = (await patient.json()) as { id: string };
     const out = join(home.home, 'real-export');
-    const result = await hearth(['export', '--output', out, '--poll-interval', '0.2'], t.baseUrl, t.token);
-    const capability = (await (await fetch(new URL('fhir/R4/metadata', t.baseUrl))).json()) as {
-      rest: { operation?: { name: string }[] }[];
-    };
-    if ((capability.rest[0].operation ?? []).some((o) => o.name === 'export')) {
-      expect(result.code).toBe(0);
-      expect(result.stderr).toContain('Exported');
-    } else {
-      expect(result.code).toBe(2);
-      expect(result.stderr).toContain('Bulk export ($export) is not available on this server');
-    }
+    const result = await hearth(
+      ['export', '--patient', '--type', 'Patient', '--output', out, '--poll-interval', '0.2'],
+      t.baseUrl,
+      t.token,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('Exported');
+    const lines = readFileSync(join(out, 'Patient.ndjson'), 'utf8').trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([id]);
   });
 
   it('kicks off asynchronously, shows progress, and downloads the NDJSON outputs with the token', async () => {
