@@ -235,6 +235,20 @@ describe('$export', () => {
     expect(idsOf(byType.get('Observation'))).toEqual(finals.map((o) => o.id).sort());
   });
 
+  it('runs for a backend service (client credentials), as the client application', async () => {
+    const { client } = t.testProject;
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `grant_type=client_credentials&client_id=${client.id}&client_secret=${client.secret}`,
+    });
+    expect(token.statusCode, token.body).toBe(200);
+    const headers = { authorization: `Bearer ${token.json().access_token}` };
+    const byType = await download(await exportOf(`/fhir/R4/Group/${group.id}/$export?_type=Patient`, headers), headers);
+    expect(idsOf(byType.get('Patient'))).toEqual([alice.id, carol.id].sort());
+  });
+
   it('DELETE on the status URL cancels: the status is then 404 and no output is kept', async () => {
     const binaries = async () =>
       (await t.app.inject({ url: '/fhir/R4/Binary?_summary=count', headers: t.authHeaders })).json().total as number;
