@@ -5,10 +5,11 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './platform/embedde
 import { runMigrations } from './storage/migrations/runner.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
-import { collectStartupGarbage } from './platform/heap.js';
+import { collectStartupGarbage, limitHeapGrowth } from './platform/heap.js';
 
 /** Loads config, starts the database, builds the app, listens, and shuts down gracefully. */
 async function main(): Promise<void> {
+  limitHeapGrowth();
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   logger.info({ config: redactConfig(config) }, 'starting hearth');
