@@ -31,6 +31,16 @@ export interface SearchIndexer {
   index(client: PoolClient, versions: StoredVersion[]): Promise<void>;
   /** The compartments ("Patient/123") a resource belongs to, stored with it. */
   compartmentsOf(resource: Resource): string[];
+  /**
+   * The data-modifying CTEs that write the index rows of a brand-new resource, values bound
+   * through `param` (which returns the placeholder), so that its create is one statement; undefined
+   * when its write needs more than rows (a SearchParameter reloads and reindexes its project).
+   */
+  newResourceParts?(
+    db: Queryable,
+    version: StoredVersion,
+    param: (value: unknown, cast: string) => string,
+  ): Promise<string[] | undefined>;
 }
 
 /** Finds the ids of resources matching a FHIR search query string, for conditional interactions. */

@@ -73,6 +73,11 @@ export function withTerminologyIndexing(
 ): SearchIndexer {
   return {
     compartmentsOf: (resource) => inner.compartmentsOf(resource),
+    // A one-statement create carries only search rows: terminology resources take the indexing path.
+    newResourceParts: inner.newResourceParts
+      ? async (db, version, param) =>
+          TYPES.has(version.resourceType) ? undefined : inner.newResourceParts?.(db, version, param)
+      : undefined,
     async index(client: PoolClient, versions: StoredVersion[]): Promise<void> {
       await inner.index(client, versions);
       await indexTerminology(client, versions, globalProjects);

@@ -1,11 +1,11 @@
 import type { Resource } from '@hearth/core';
-import type { PoolClient } from '../../platform/postgres.js';
+import type { PoolClient, Queryable } from '../../platform/postgres.js';
 import type { SearchIndexer, StoredVersion } from '../../storage/types.js';
 import { storedCompartments } from '../compartments.js';
 import type { SearchParamRegistry } from '../registry/project-params.js';
 import { extractRows } from './extract.js';
 import { KINDS, type IndexRow, type Kind, type RowSet } from './rows.js';
-import { writeIndexRows, type IndexEntry } from './writer.js';
+import { indexRowParts, writeIndexRows, type IndexEntry } from './writer.js';
 
 export interface IndexerOptions {
   registry: SearchParamRegistry;
@@ -68,6 +68,22 @@ export class Indexer implements SearchIndexer {
       // Existing resources: in the write's transaction, unless a background job does it after the commit.
       if (!this.reindexInBackground) await this.reindex(client, projectId, [...types]);
     }
+  }
+
+  async newResourceParts(
+    db: Queryable,
+    version: StoredVersion,
+    param: (value: unknown, cast: string) => string,
+  ): Promise<string[] | undefined> {
+    if (version.resourceType === 'SearchParameter' || version.versionId !== 1 || version.deleted || !version.resource) {
+      return undefined;
+    }
+    await this.options.registry.ensure(db, version.projectId);
+    const rows = this.rowsOf(version.resource, version.projectId);
+    return indexRowParts(
+      [{ resourceType: version.resourceType, id: version.id, projectId: version.projectId, rows, replace: false }],
+      param,
+    );
   }
 
   /**

@@ -96,6 +96,28 @@ async function writeVersionsOfType(
   return result.rows.map((r) => versionKey(r.resource_type, r.project_id, r.id));
 }
 
+/**
+ * CTE parts that insert one brand-new resource (version 1) into its current and history tables,
+ * for a statement that writes its index rows beside them. No ON CONFLICT: an existing row with that
+ * id fails the whole statement (unique violation), so nothing of it is written.
+ */
+export function newVersionParts(version: StoredVersion, param: (value: unknown, cast: string) => string): string[] {
+  const values = [
+    param(version.resourceType, 'text'),
+    param(version.id, 'text'),
+    param(version.projectId, 'uuid'),
+    param(version.versionId, 'int'),
+    param(version.lastUpdated.toISOString(), 'timestamptz'),
+    param(version.content, 'text'),
+    param(version.compartments, 'text[]'),
+  ];
+  const columns = 'resource_type, id, project_id, version_id, last_updated, content';
+  return [
+    `cur AS (INSERT INTO ${resourceTable(version.resourceType)} (${columns}, compartments) SELECT ${values.join(', ')})`,
+    `hist AS (INSERT INTO ${historyTable(version.resourceType)} (${columns}) SELECT ${values.slice(0, 6).join(', ')})`,
+  ];
+}
+
 export function versionKey(resourceType: string, projectId: string, id: string): string {
   return `${resourceType}/${projectId}/${id}`;
 }
@@ -202,7 +224,7 @@ const MAX_PREPARED_TEXTS = 2000;
  * guard shape gives the same text, so each connection parses and plans it once. Past a bound
  * (many distinct policies) new texts run unnamed rather than grow every connection's cache.
  */
-function preparedName(prefix: string, text: string): string | undefined {
+export function preparedName(prefix: string, text: string): string | undefined {
   let name = preparedNames.get(text);
   if (!name && preparedNames.size < MAX_PREPARED_TEXTS) {
     name = `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
