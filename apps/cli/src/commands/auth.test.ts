@@ -279,8 +279,9 @@ describe('concurrent runs of one profile', () => {
     const key = stored.activeProject as string;
     const before = stored.logins[key];
     expect(before.refreshToken).toBeTruthy();
-    // The access token is about to expire: every run renews before its request.
-    stored.logins[key] = { ...before, expiresAt: Date.now() + 1000 };
+    // The access token is about to expire: every run renews before its request. An hour-old issue
+    // time makes the renewal margin the client's full grace period, however fast the runs start.
+    stored.logins[key] = { ...before, issuedAt: Date.now() - 3_600_000, expiresAt: Date.now() + 1000 };
     writeFileSync(file, JSON.stringify(stored));
     const runs = await Promise.all(
       [1, 2, 3, 4].map(() => hearth(['search', 'Patient', '_count=1', '--json', '--profile', 'shared'])),
