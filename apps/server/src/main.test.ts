@@ -1,129 +1,49 @@
 // The built server as a process (node apps/server/dist/main.js): a kill -9 in the middle of a large
 // transaction leaves the database as if it never started; SIGTERM drains in-flight requests.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getFreePort } from './test/app.js';
 import { createTestDatabase, type TestDatabase } from './test/db.js';
+import {
+  buildServerBundle,
+  signInOverHttp,
+  startServerProcess,
+  type ServerBundle,
+  type ServerProcess,
+} from './test/process.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-const BUILD_DIR = `apps/server/dist/test-${randomBytes(4).toString('hex')}`;
-const MAIN = join(ROOT, BUILD_DIR, 'main.js');
 const ADMIN = { email: 'process-test@example.com', password: `pw-${randomBytes(8).toString('hex')}` };
 
-interface ServerProcess {
-  proc: ChildProcess;
-  baseUrl: string;
-  headers: Record<string, string>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-}
-
 const cleanups: (() => Promise<void> | void)[] = [];
+let bundle: ServerBundle | undefined;
 
 beforeAll(() => {
-  // The server bundle exactly as `npm run build` makes it, written to a directory of this run.
-  execFileSync('node', ['tools/build.mjs', '--server-only', `--server-out=${BUILD_DIR}/main.js`], {
-    cwd: ROOT,
-    stdio: 'pipe',
-  });
+  bundle = buildServerBundle('process');
 }, 180_000);
 
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) {
     await cleanup();
   }
-  rmSync(join(ROOT, BUILD_DIR), { recursive: true, force: true });
+  bundle?.remove();
 });
 
-async function startServer(db: TestDatabase): Promise<ServerProcess> {
-  const port = await getFreePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-proc-'));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const baseUrl = `http://127.0.0.1:${port}/`;
-  const proc = spawn('node', [MAIN], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
+async function startServer(db: TestDatabase): Promise<ServerProcess & { headers: Record<string, string> }> {
+  const server = await startServerProcess(
+    (bundle as ServerBundle).main,
+    {
       DATABASE_URL: db.url,
-      PORT: String(port),
-      HEARTH_HOST: '127.0.0.1',
-      HEARTH_BASE_URL: baseUrl,
-      HEARTH_DATA_DIR: dataDir,
-      HEARTH_LOG_LEVEL: 'warn',
       HEARTH_ADMIN_EMAIL: ADMIN.email,
       HEARTH_ADMIN_PASSWORD: ADMIN.password,
       HEARTH_SHUTDOWN_TIMEOUT_MS: '60000',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    proc.on('exit', (code, signal) => res({ code, signal })),
+    cleanups,
   );
-  cleanups.push(() => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGKILL');
-    }
-  });
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (proc.exitCode !== null) {
-      throw new Error(`server exited at start: ${out}`);
-    }
-    const ok = await fetch(`${baseUrl}healthcheck`)
-      .then((r) => r.ok)
-      .catch(() => false);
-    if (ok) {
-      break;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`server did not start: ${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { proc, baseUrl, headers: await signIn(baseUrl), exited, output: () => out };
-}
-
-/** A bearer token for the super admin through the sign-in flow, when the server asks for one. */
-async function signIn(baseUrl: string): Promise<Record<string, string>> {
-  const open = await fetch(`${baseUrl}fhir/R4/Patient?_count=1`);
-  if (open.status !== 401) {
-    return {};
-  }
-  const verifier = randomBytes(32).toString('base64url');
-  const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const post = (path: string, body: unknown) =>
-    fetch(`${baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then((r) => r.json() as Promise<Record<string, unknown>>);
-  let login = await post('auth/login', { ...ADMIN, codeChallenge: challenge, codeChallengeMethod: 'S256' });
-  if (!login.code) {
-    const memberships = login.memberships as { id: string }[] | undefined;
-    login = await post('auth/profile', { login: login.login, profile: memberships?.[0]?.id });
-  }
-  const token = await fetch(`${baseUrl}oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: String(login.code),
-      code_verifier: verifier,
-    }).toString(),
-  }).then((r) => r.json() as Promise<{ access_token?: string }>);
-  if (!token.access_token) {
-    throw new Error(`sign-in failed: ${JSON.stringify(login)} ${JSON.stringify(token)}`);
-  }
-  return { authorization: `Bearer ${token.access_token}` };
+  // A bearer token for the super admin, when the server asks for one.
+  const open = await fetch(`${server.baseUrl}fhir/R4/Patient?_count=1`);
+  const headers: Record<string, string> =
+    open.status === 401 ? { authorization: `Bearer ${await signInOverHttp(server.baseUrl, ADMIN)}` } : {};
+  return { ...server, headers };
 }
 
 /** A transaction of `n` updates-as-create (one statement round each), slow enough to catch in flight. */

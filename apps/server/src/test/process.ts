@@ -1,0 +1,116 @@
+// The built server as a child process, for tests that need real processes (kill -9, several
+// processes on one database): build the bundle, start it, wait until healthy, sign in over HTTP.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { getFreePort } from './app.js';
+
+const ROOT = resolve(import.meta.dirname, '../../../..');
+
+export interface ServerBundle {
+  /** Path of the built main.js. */
+  main: string;
+  remove(): void;
+}
+
+/** The server bundle exactly as `npm run build` makes it, written to a directory of this run. */
+export function buildServerBundle(label: string): ServerBundle {
+  const dir = `apps/server/dist/test-${label}-${randomBytes(4).toString('hex')}`;
+  execFileSync('node', ['tools/build.mjs', '--server-only', `--server-out=${dir}/main.js`], {
+    cwd: ROOT,
+    stdio: 'pipe',
+  });
+  return { main: join(ROOT, dir, 'main.js'), remove: () => rmSync(join(ROOT, dir), { recursive: true, force: true }) };
+}
+
+export interface ServerProcess {
+  proc: ChildProcess;
+  baseUrl: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything the process printed so far. */
+  output: () => string;
+}
+
+/**
+ * Starts `node main.js` on a free port with its own data directory and the given settings, and
+ * resolves once /healthcheck answers. `cleanups` receives what undoes it (kill, data directory).
+ */
+export async function startServerProcess(
+  main: string,
+  env: Record<string, string>,
+  cleanups: (() => Promise<void> | void)[],
+): Promise<ServerProcess> {
+  const port = await getFreePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-proc-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const baseUrl = `http://127.0.0.1:${port}/`;
+  const proc = spawn('node', [main], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HEARTH_HOST: '127.0.0.1',
+      HEARTH_BASE_URL: baseUrl,
+      HEARTH_DATA_DIR: dataDir,
+      HEARTH_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    proc.on('exit', (code, signal) => res({ code, signal })),
+  );
+  cleanups.push(() => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL');
+    }
+  });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (proc.exitCode !== null) {
+      throw new Error(`server exited at start: ${out}`);
+    }
+    const ok = await fetch(`${baseUrl}healthcheck`)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) {
+      return { proc, baseUrl, exited, output: () => out };
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`server did not start: ${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** An access token through /auth/login (choosing the first profile when asked) and /oauth2/token with PKCE. */
+export async function signInOverHttp(baseUrl: string, user: { email: string; password: string }): Promise<string> {
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const post = (path: string, body: unknown) =>
+    fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<Record<string, unknown>>);
+  let login = await post('auth/login', { ...user, codeChallenge: challenge, codeChallengeMethod: 'S256' });
+  if (!login.code) {
+    const memberships = login.memberships as { id: string }[] | undefined;
+    login = await post('auth/profile', { login: login.login, profile: memberships?.[0]?.id });
+  }
+  const token = await fetch(`${baseUrl}oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: String(login.code), code_verifier: verifier }),
+  }).then((r) => r.json() as Promise<{ access_token?: string }>);
+  if (!token.access_token) {
+    throw new Error(`sign-in failed: ${JSON.stringify(login)} ${JSON.stringify(token)}`);
+  }
+  return token.access_token;
+}
