@@ -54,8 +54,8 @@ function serverNodeArgs(): string[] {
 export async function startServer(admin: { email: string; password: string }): Promise<BenchServer> {
   const port = await freePort();
   const pgPort = await freePort();
-  // Overridable so that two benchmarks on one machine do not wipe each other's data directory.
-  const dataDir = resolve(process.env.HEARTH_BENCH_DATA_DIR || '.hearth-bench');
+  // One directory per benchmark process, so that two benchmarks on one machine never wipe each other's database.
+  const dataDir = resolve(process.env.HEARTH_BENCH_DATA_DIR || `.hearth-bench/${process.pid}`);
   rmSync(dataDir, { recursive: true, force: true });
   const databaseUrl = process.env.DATABASE_URL || `postgres://postgres:postgres@127.0.0.1:${pgPort}/hearth`;
   const child: ChildProcess = spawn(
@@ -130,6 +130,9 @@ export async function startServer(admin: { email: string; password: string }): P
       await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
       if (child.exitCode === null) {
         child.kill('SIGKILL');
+      }
+      if (!process.env.HEARTH_BENCH_DATA_DIR) {
+        rmSync(dataDir, { recursive: true, force: true });
       }
     },
   };
