@@ -156,6 +156,22 @@ function toCurrentRow(r: CurrentDbRow): CurrentRow {
 
 const CURRENT_COLUMNS = 'resource_type, id, project_id, version_id, last_updated, deleted, content';
 
+/**
+ * Every index on a type's partition leads with resource_type (it is the partition key), so a
+ * statement on the partition names the type too: without it, `WHERE id = $1` walks the whole
+ * index instead of seeking (0.45 ms instead of 0.05 ms at 12,000 rows, growing with the table).
+ */
+const TYPE_COLUMN = 'resource_type';
+
+/**
+ * For a reader of every project (super admin), history rows of one id are found through the
+ * projects holding that id now: the history key is (type, project, id, version), and without a
+ * project the id cannot be sought. Every history row has a current row (deletion keeps it).
+ */
+function projectsOfId(alias: string, idParam: string, typeParam: string, resourceType: string): string {
+  return `${alias}.project_id IN (SELECT c.project_id FROM ${resourceTable(resourceType)} c WHERE c.id = ${idParam} AND c.${TYPE_COLUMN} = ${typeParam})`;
+}
+
 /** The current row of one resource within the given projects (undefined projects: any). */
 export async function selectCurrent(
   db: Queryable,
@@ -165,8 +181,8 @@ export async function selectCurrent(
   lock = false,
   condition?: RowCondition,
 ): Promise<CurrentRow | undefined> {
-  const params: unknown[] = [id];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} r WHERE id = $1`;
+  const params: unknown[] = [id, resourceType];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} r WHERE id = $1 AND ${TYPE_COLUMN} = $2`;
   if (projects) {
     params.push(projects);
     sql += ` AND project_id = ANY($${params.length}::uuid[])`;
@@ -198,11 +214,11 @@ export async function selectCurrentForUpdate(
   projects: string[] | undefined,
   condition?: RowCondition,
 ): Promise<(CurrentRow & { allowed: boolean }) | undefined> {
-  const params: unknown[] = [id];
-  let where = 'id = $1';
+  const params: unknown[] = [id, resourceType];
+  let where = `id = $1 AND ${TYPE_COLUMN} = $2`;
   if (projects) {
     params.push(projects);
-    where += ` AND project_id = ANY($2::uuid[])`;
+    where += ` AND project_id = ANY($3::uuid[])`;
   }
   const allowed = condition?.('r', bind(params)) ?? 'true';
   const text = `SELECT ${CURRENT_COLUMNS}, (${allowed}) AS allowed FROM ${resourceTable(resourceType)} r
@@ -244,11 +260,11 @@ export async function selectCurrentMany(
   if (ids.length === 0) {
     return [];
   }
-  const params: unknown[] = [ids];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} r WHERE id = ANY($1::text[])`;
+  const params: unknown[] = [ids, resourceType];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${resourceTable(resourceType)} r WHERE id = ANY($1::text[]) AND ${TYPE_COLUMN} = $2`;
   if (projects) {
     params.push(projects);
-    sql += ' AND project_id = ANY($2::uuid[])';
+    sql += ' AND project_id = ANY($3::uuid[])';
   }
   const extra = condition?.('r', bind(params));
   if (extra) {
@@ -267,11 +283,13 @@ export async function selectVersion(
   projects: string[] | undefined,
   condition?: RowCondition,
 ): Promise<CurrentRow | undefined> {
-  const params: unknown[] = [id, versionId];
-  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${historyTable(resourceType)} h WHERE id = $1 AND version_id = $2`;
+  const params: unknown[] = [id, versionId, resourceType];
+  let sql = `SELECT ${CURRENT_COLUMNS} FROM ${historyTable(resourceType)} h WHERE id = $1 AND version_id = $2 AND ${TYPE_COLUMN} = $3`;
   if (projects) {
     params.push(projects);
-    sql += ' AND project_id = ANY($3::uuid[])';
+    sql += ' AND project_id = ANY($4::uuid[])';
+  } else {
+    sql += ` AND ${projectsOfId('h', '$1', '$3', resourceType)}`;
   }
   const extra = currentRowCondition(condition, 'h', bind(params), resourceType);
   if (extra) {
@@ -338,14 +356,18 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
     params.push(value);
     return `$${params.length}`;
   };
-  if (q.resourceType) {
-    where.push(`h.resource_type = ${p(q.resourceType)}`);
+  const typeParam = q.resourceType ? p(q.resourceType) : undefined;
+  if (typeParam) {
+    where.push(`h.resource_type = ${typeParam}`);
   }
-  if (q.id) {
-    where.push(`h.id = ${p(q.id)}`);
+  const idParam = q.id ? p(q.id) : undefined;
+  if (idParam) {
+    where.push(`h.id = ${idParam}`);
   }
   if (q.projects) {
     where.push(`h.project_id = ANY(${p(q.projects)}::uuid[])`);
+  } else if (q.resourceType && typeParam && idParam) {
+    where.push(projectsOfId('h', idParam, typeParam, q.resourceType));
   }
   if (q.since) {
     where.push(`h.last_updated >= ${p(q.since)}`);

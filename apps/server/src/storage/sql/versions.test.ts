@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/db.js';
+import type { Queryable } from '../../platform/postgres.js';
+import { selectCurrent, selectCurrentMany, selectCurrentForUpdate, selectHistory, selectVersion } from './versions.js';
+
+/**
+ * The statements that read one resource must seek its index entry, not walk the partition's
+ * index: with the partition's indexes led by resource_type, a statement that omits the type has
+ * an index condition on `id` alone, which PostgreSQL evaluates against every entry.
+ */
+let db: TestDatabase;
+let pool: pg.Pool;
+const project = randomUUID();
+const ids: string[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  // Enough rows that a walk and a seek differ, written as storage writes them (current + history).
+  await pool.query(
+    `INSERT INTO "Patient" (resource_type, id, project_id, version_id, last_updated, content)
+     SELECT 'Patient', 'p' || g, $1, 1, now(), '{}' FROM generate_series(1, 3000) g`,
+    [project],
+  );
+  await pool.query(
+    `INSERT INTO "Patient_History" (resource_type, id, project_id, version_id, last_updated, content)
+     SELECT 'Patient', 'p' || g, $1, v, now(), '{}' FROM generate_series(1, 3000) g, generate_series(1, 3) v`,
+    [project],
+  );
+  await pool.query('ANALYZE "Patient"; ANALYZE "Patient_History"');
+  ids.push('p42', 'p43');
+}, 120_000);
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+  'Relation Name'?: string;
+}
+
+function scans(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
+  if (node['Relation Name']) out.push(node);
+  for (const child of node.Plans ?? []) scans(child, out);
+  return out;
+}
+
+/** Runs `read` with a connection that answers every statement with its generic plan, and returns the plans' scans. */
+async function plannedScans(read: (q: Queryable) => Promise<unknown>): Promise<PlanNode[]> {
+  const client = await pool.connect();
+  const found: PlanNode[] = [];
+  try {
+    // The generic plan is the one a prepared statement keeps after five runs: it must seek too.
+    await client.query(
+      'SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off',
+    );
+    const explaining = {
+      query: async (config: { text: string; values?: unknown[] }) => {
+        const name = `x${randomUUID().replace(/-/g, '')}`;
+        await client.query(`PREPARE ${name} AS ${config.text}`);
+        const values = (config.values ?? []).map((v) =>
+          client.escapeLiteral(Array.isArray(v) ? `{${v.join(',')}}` : String(v)),
+        );
+        const res = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+          `EXPLAIN (FORMAT JSON) EXECUTE ${name}${values.length ? `(${values.join(', ')})` : ''}`,
+        );
+        found.push(...scans(res.rows[0]['QUERY PLAN'][0].Plan));
+        return { rows: [], rowCount: 0 };
+      },
+    } as unknown as pg.PoolClient;
+    await read(explaining);
+  } finally {
+    await client.query('RESET ALL');
+    client.release();
+  }
+  return found;
+}
+
+/**
+ * Each scan of `table` is an index scan whose condition binds the index's leading columns:
+ * the type and the id, and for history (keyed by type, project, id, version) the project too.
+ */
+function expectSeeks(found: PlanNode[], table: string): void {
+  const onTable = found.filter((n) => n['Relation Name'] === table);
+  expect(onTable.length).toBeGreaterThan(0);
+  const leading = table.endsWith('_History')
+    ? ['resource_type =', 'project_id =', 'id =']
+    : ['resource_type =', 'id ='];
+  for (const node of onTable) {
+    expect(node['Node Type']).toMatch(/Index/);
+    for (const column of leading) {
+      expect(node['Index Cond'] ?? '').toContain(column);
+    }
+  }
+}
+
+describe('single-resource statements seek their partition index', () => {
+  for (const projects of [undefined, [project]]) {
+    const who = projects ? 'a project reader' : 'a reader of every project';
+    it(`read, for ${who}`, async () => {
+      expectSeeks(await plannedScans((q) => selectCurrent(q, 'Patient', 'p42', projects)), 'Patient');
+    });
+    it(`read of many, for ${who}`, async () => {
+      expectSeeks(await plannedScans((q) => selectCurrentMany(q, 'Patient', ids, projects)), 'Patient');
+    });
+    it(`lock before an update, for ${who}`, async () => {
+      expectSeeks(
+        await plannedScans((q) => selectCurrentForUpdate(q as pg.PoolClient, 'Patient', 'p42', projects)),
+        'Patient',
+      );
+    });
+    it(`vread, for ${who}`, async () => {
+      expectSeeks(await plannedScans((q) => selectVersion(q, 'Patient', 'p42', 2, projects)), 'Patient_History');
+    });
+    it(`instance history, for ${who}`, async () => {
+      const found = await plannedScans((q) =>
+        selectHistory(q, { resourceType: 'Patient', id: 'p42', projects, count: 20 }),
+      );
+      expectSeeks(found, 'Patient_History');
+    });
+  }
+
+  it('finds the same rows as before: the id, in the readable projects only', async () => {
+    expect((await selectCurrent(pool, 'Patient', 'p42', undefined))?.id).toBe('p42');
+    expect(await selectCurrent(pool, 'Patient', 'p42', [randomUUID()])).toBeUndefined();
+    expect((await selectVersion(pool, 'Patient', 'p42', 3, [project]))?.versionId).toBe(3);
+    const history = await selectHistory(pool, { resourceType: 'Patient', id: 'p42', projects: undefined, count: 20 });
+    expect(history.map((r) => r.versionId)).toEqual([3, 2, 1]);
+  });
+});
