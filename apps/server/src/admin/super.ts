@@ -6,6 +6,7 @@ import { normalizeEmail } from '../auth/projects.js';
 import { findUserByEmail } from '../auth/store.js';
 import { withTransaction } from '../platform/postgres.js';
 import { isStoredResourceType, resourceTable, historyTable } from '../storage/tables.js';
+import { lockForReindex } from '../storage/sql/versions.js';
 import type { SearchIndexer, StoredVersion } from '../storage/types.js';
 import { requireSuperAdmin } from './access.js';
 
@@ -32,42 +33,41 @@ function resourceTypeOf(b: Record<string, unknown>): string {
   return type;
 }
 
-/** Rebuilds the index rows of every current resource of a type, in batches (keyset on project and id). */
+/**
+ * Rebuilds the index rows of every current resource of a type, a batch per transaction (keyset on
+ * project and id). Each batch is read locked (lockForReindex), so an update committing meanwhile is
+ * never overwritten by index rows of the content it replaced.
+ */
 async function reindex(auth: AuthModule, deps: SuperAdminDeps, resourceType: string): Promise<number> {
   const pool = auth.deps.pool;
   let count = 0;
-  let after: [string, string] = ['00000000-0000-0000-0000-000000000000', ''];
+  let after = { projectId: '00000000-0000-0000-0000-000000000000', id: '' };
   for (;;) {
-    const rows = await pool.query<{
-      id: string;
-      project_id: string;
-      version_id: number;
-      last_updated: Date;
-      content: string;
-      compartments: string[];
-    }>(
-      `SELECT id, project_id, version_id, last_updated, content, compartments FROM ${resourceTable(resourceType)}
-       WHERE NOT deleted AND (project_id, id) > ($1::uuid, $2) ORDER BY project_id, id LIMIT ${BATCH}`,
-      after,
-    );
-    if (rows.rows.length === 0) {
+    const rows = await withTransaction(pool, async (client) => {
+      const batch = await lockForReindex(client, resourceType, after, BATCH);
+      const versions: StoredVersion[] = batch.map((r) => ({
+        resourceType,
+        id: r.id,
+        projectId: r.projectId,
+        versionId: r.versionId,
+        lastUpdated: r.lastUpdated,
+        deleted: false,
+        resource: JSON.parse(r.content),
+        content: r.content,
+        // The index writer reads the resource, not the stored compartments (which stay as they are).
+        compartments: [],
+      }));
+      if (versions.length > 0) {
+        await deps.indexer.index(client, versions);
+      }
+      return batch;
+    });
+    if (rows.length === 0) {
       return count;
     }
-    const versions: StoredVersion[] = rows.rows.map((r) => ({
-      resourceType,
-      id: r.id,
-      projectId: r.project_id,
-      versionId: r.version_id,
-      lastUpdated: r.last_updated,
-      deleted: false,
-      resource: JSON.parse(r.content),
-      content: r.content,
-      compartments: r.compartments,
-    }));
-    await withTransaction(pool, (client) => deps.indexer.index(client, versions));
-    count += versions.length;
-    const last = rows.rows[rows.rows.length - 1];
-    after = [last.project_id, last.id];
+    count += rows.length;
+    const last = rows[rows.length - 1];
+    after = { projectId: last.projectId, id: last.id };
   }
 }
 

@@ -17,6 +17,8 @@ import { buildStoredVersion, parseStored } from './serialize.js';
 import {
   selectCurrent,
   selectCurrentForUpdate,
+  selectCurrentToWrite,
+  replaceVersionParts,
   selectCurrentMany,
   selectHistory,
   selectVersion,
@@ -372,6 +374,10 @@ export class Repository {
       fail(
         preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`),
       );
+    const inOne = await this.updateInOneStatement(resource, id, options, stale);
+    if (inOne) {
+      return inOne as WriteResult & { resource: T };
+    }
     return this.inWriteTransaction(async (client, events) => {
       for (let attempt = 0; attempt < MAX_CREATE_RACES; attempt++) {
         const locked = await selectCurrentForUpdate(
@@ -413,6 +419,74 @@ export class Repository {
       }
       fail(conflict(`Too many concurrent writes of ${resource.resourceType}/${id}; try again`, 'lock-error'));
     });
+  }
+
+  /**
+   * An update of an existing resource as one read and ONE autocommit statement (current row, history
+   * row and changed index rows), instead of BEGIN, a locking read, two writes and COMMIT. The write
+   * applies only if the row is still the one read; when it is not (a concurrent write won), or
+   * where this does not apply (inside a caller's transaction, a deleted or missing resource, a write
+   * condition to check in the database, a SearchParameter or terminology resource), it returns
+   * undefined having written nothing, and the locking path runs.
+   */
+  private async updateInOneStatement(
+    resource: Resource,
+    id: string,
+    options: WriteOptions,
+    stale: () => never,
+  ): Promise<WriteResult | undefined> {
+    const indexer = this.deps.indexer;
+    if (this.client || !indexer.replacedResourceParts) {
+      return undefined;
+    }
+    const { resourceType } = resource;
+    const current = await selectCurrentToWrite(
+      this.deps.pool,
+      resourceType,
+      id,
+      this.projects,
+      this.writableBy(resourceType),
+      false,
+    );
+    if (!current || current.deleted || this.needsWriteCheck(resourceType, current.projectId)) {
+      return undefined;
+    }
+    if (options.ifMatch !== undefined && current.versionId !== options.ifMatch) {
+      stale();
+    }
+    if (!current.allowed) {
+      fail(forbiddenWith(`Not allowed to modify ${resourceType}/${id}`));
+    }
+    const input = this.guardedInput(resource, current);
+    const version = this.buildVersion(
+      input,
+      id,
+      current.projectId,
+      current.versionId + 1,
+      this.laterThan(current.lastUpdated),
+    );
+    version.replaces = current.content;
+    const values: unknown[] = [];
+    const param = (value: unknown, cast: string): string => {
+      values.push(value);
+      return `$${values.length}::${cast}`;
+    };
+    const { parts, written } = replaceVersionParts(version, current, param);
+    const indexParts = await indexer.replacedResourceParts(this.deps.pool, version, param, written);
+    if (!indexParts) {
+      return undefined;
+    }
+    const text = `WITH ${[...parts, ...indexParts].join(',\n')} SELECT ${written} AS written`;
+    const result = await this.deps.pool.query<{ written: boolean }>({
+      name: preparedName('hearth_update', text),
+      text,
+      values,
+    });
+    if (!result.rows[0]?.written) {
+      return undefined;
+    }
+    this.emit([toEvent({ version, interaction: 'update', previous: current })]);
+    return this.toWriteResult(version, false);
   }
 
   /** Conditional update: PUT Type?query. */

@@ -41,6 +41,17 @@ export interface SearchIndexer {
     version: StoredVersion,
     param: (value: unknown, cast: string) => string,
   ): Promise<string[] | undefined>;
+  /**
+   * The same for a new version of an existing resource (its `replaces` set): the parts replace the
+   * rows that changed, and write only where `guard` (a SQL condition) holds, so that a statement
+   * whose update of the resource row found nothing to update writes no index rows either.
+   */
+  replacedResourceParts?(
+    db: Queryable,
+    version: StoredVersion,
+    param: (value: unknown, cast: string) => string,
+    guard: string,
+  ): Promise<string[] | undefined>;
 }
 
 /** Finds the ids of resources matching a FHIR search query string, for conditional interactions. */

@@ -78,6 +78,10 @@ export function withTerminologyIndexing(
       ? async (db, version, param) =>
           TYPES.has(version.resourceType) ? undefined : inner.newResourceParts?.(db, version, param)
       : undefined,
+    replacedResourceParts: inner.replacedResourceParts
+      ? async (db, version, param, guard) =>
+          TYPES.has(version.resourceType) ? undefined : inner.replacedResourceParts?.(db, version, param, guard)
+      : undefined,
     async index(client: PoolClient, versions: StoredVersion[]): Promise<void> {
       await inner.index(client, versions);
       await indexTerminology(client, versions, globalProjects);

@@ -1,5 +1,6 @@
 import type { Resource } from '@hearth/core';
 import type { PoolClient, Queryable } from '../../platform/postgres.js';
+import { lockForReindex } from '../../storage/sql/versions.js';
 import type { SearchIndexer, StoredVersion } from '../../storage/types.js';
 import { storedCompartments } from '../compartments.js';
 import type { SearchParamRegistry } from '../registry/project-params.js';
@@ -86,6 +87,28 @@ export class Indexer implements SearchIndexer {
     );
   }
 
+  async replacedResourceParts(
+    db: Queryable,
+    version: StoredVersion,
+    param: (value: unknown, cast: string) => string,
+    guard: string,
+  ): Promise<string[] | undefined> {
+    if (version.resourceType === 'SearchParameter' || version.deleted || !version.resource || !version.replaces) {
+      return undefined;
+    }
+    await this.options.registry.ensure(db, version.projectId);
+    const rows = this.rowsOf(version.resource, version.projectId);
+    const kinds = this.changedKinds(version.replaces, rows, version.projectId);
+    const entry = {
+      resourceType: version.resourceType,
+      id: version.id,
+      projectId: version.projectId,
+      rows,
+      replace: true,
+    };
+    return indexRowParts([{ ...entry, kinds }], param, guard);
+  }
+
   /**
    * The kinds whose rows differ from those of the replaced version (stored JSON), or undefined to
    * replace them all (contained resources: their rows are keyed by owner, not by kind).
@@ -122,9 +145,9 @@ export class Indexer implements SearchIndexer {
 
   /**
    * Rewrites the index rows of the next resources of a type after id `after` (at most
-   * REINDEX_BATCH). The rows are locked FOR SHARE, so a concurrent update of one of them either
-   * commits first (and its new content is read here) or waits for this batch's transaction
-   * (and then writes its own rows): the index never ends up holding an older version.
+   * REINDEX_BATCH). The rows are locked and touched (lockForReindex), so a concurrent update of one
+   * of them either commits first (and its new content is read here) or waits for, or falls back
+   * behind, this batch's transaction: the index never ends up holding an older version.
    * `last` is undefined when no resources remain.
    */
   async reindexBatch(
@@ -133,15 +156,11 @@ export class Indexer implements SearchIndexer {
     type: string,
     after: string,
   ): Promise<{ count: number; last?: string }> {
-    const result = await client.query<{ id: string; content: string }>(
-      `SELECT id, content FROM resource WHERE resource_type = $1 AND project_id = $2 AND deleted = false AND id > $3
-       ORDER BY id LIMIT ${REINDEX_BATCH} FOR SHARE`,
-      [type, projectId, after],
-    );
-    if (result.rows.length === 0) return { count: 0 };
+    const rows = await lockForReindex(client, type, { projectId, id: after }, REINDEX_BATCH, projectId);
+    if (rows.length === 0) return { count: 0 };
     await writeIndexRows(
       client,
-      result.rows.map((r) => ({
+      rows.map((r) => ({
         resourceType: type,
         id: r.id,
         projectId,
@@ -149,7 +168,7 @@ export class Indexer implements SearchIndexer {
         replace: true,
       })),
     );
-    return { count: result.rows.length, last: result.rows[result.rows.length - 1].id };
+    return { count: rows.length, last: rows[rows.length - 1].id };
   }
 }
 

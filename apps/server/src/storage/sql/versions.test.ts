@@ -3,7 +3,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import type { Queryable } from '../../platform/postgres.js';
-import { selectCurrent, selectCurrentMany, selectCurrentForUpdate, selectHistory, selectVersion } from './versions.js';
+import {
+  lockForReindex,
+  replaceVersionParts,
+  selectCurrent,
+  selectCurrentForUpdate,
+  selectCurrentMany,
+  selectCurrentToWrite,
+  selectHistory,
+  selectVersion,
+} from './versions.js';
 
 /**
  * The statements that read one resource must seek its index entry, not walk the partition's
@@ -21,7 +30,7 @@ beforeAll(async () => {
   // Enough rows that a walk and a seek differ, written as storage writes them (current + history).
   await pool.query(
     `INSERT INTO "Patient" (resource_type, id, project_id, version_id, last_updated, content)
-     SELECT 'Patient', 'p' || g, $1, 1, now(), '{}' FROM generate_series(1, 3000) g`,
+     SELECT 'Patient', 'p' || g, $1, 3, now(), '{}' FROM generate_series(1, 3000) g`,
     [project],
   );
   await pool.query(
@@ -132,5 +141,61 @@ describe('single-resource statements seek their partition index', () => {
     expect((await selectVersion(pool, 'Patient', 'p42', 3, [project]))?.versionId).toBe(3);
     const history = await selectHistory(pool, { resourceType: 'Patient', id: 'p42', projects: undefined, count: 20 });
     expect(history.map((r) => r.versionId)).toEqual([3, 2, 1]);
+  });
+});
+
+describe('one-statement update', () => {
+  async function readToWrite(id: string) {
+    const row = await selectCurrentToWrite(pool, 'Patient', id, [project], undefined, false);
+    if (!row) throw new Error('missing');
+    return row;
+  }
+
+  async function runUpdate(read: { versionId: number; rowVersion: string }, id: string): Promise<boolean> {
+    const values: unknown[] = [];
+    const param = (value: unknown, cast: string): string => `$${values.push(value)}::${cast}`;
+    const version = {
+      resourceType: 'Patient',
+      id,
+      projectId: project,
+      versionId: read.versionId + 1,
+      lastUpdated: new Date(),
+      deleted: false,
+      content: '{"resourceType":"Patient"}',
+      compartments: [],
+    };
+    const { parts, written } = replaceVersionParts(version, read, param);
+    const res = await pool.query<{ written: boolean }>(`WITH ${parts.join(', ')} SELECT ${written} AS written`, values);
+    return res.rows[0].written;
+  }
+
+  it('writes the new version when the row is still the one read', async () => {
+    const read = await readToWrite('p100');
+    expect(await runUpdate(read, 'p100')).toBe(true);
+    expect((await selectCurrent(pool, 'Patient', 'p100', [project]))?.versionId).toBe(4);
+    const history = await selectHistory(pool, { resourceType: 'Patient', id: 'p100', projects: [project], count: 20 });
+    expect(history.map((r) => r.versionId)).toEqual([4, 3, 2, 1]);
+  });
+
+  it('writes nothing when another write landed after the read', async () => {
+    const read = await readToWrite('p101');
+    expect(await runUpdate(read, 'p101')).toBe(true);
+    expect(await runUpdate(read, 'p101')).toBe(false);
+    expect((await selectCurrent(pool, 'Patient', 'p101', [project]))?.versionId).toBe(4);
+  });
+
+  it('writes nothing when a reindex rewrote the index rows after the read (same version, new row version)', async () => {
+    const read = await readToWrite('p102');
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const locked = await lockForReindex(client, 'Patient', { projectId: project, id: 'p1019' }, 1, project);
+      expect(locked.map((r) => r.id)).toEqual(['p102']);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    expect(await runUpdate(read, 'p102')).toBe(false);
+    expect(await runUpdate(await readToWrite('p102'), 'p102')).toBe(true);
   });
 });

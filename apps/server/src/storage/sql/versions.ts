@@ -214,6 +214,21 @@ export async function selectCurrentForUpdate(
   projects: string[] | undefined,
   condition?: RowCondition,
 ): Promise<(CurrentRow & { allowed: boolean }) | undefined> {
+  return selectCurrentToWrite(db, resourceType, id, projects, condition, true);
+}
+
+/**
+ * The current row of one resource as a writer needs it: with whether it meets `condition`, and
+ * with its row version (xmin), which a one-statement update then requires to be unchanged.
+ */
+export async function selectCurrentToWrite(
+  db: Queryable,
+  resourceType: string,
+  id: string,
+  projects: string[] | undefined,
+  condition: RowCondition | undefined,
+  lock: boolean,
+): Promise<(CurrentRow & { allowed: boolean; rowVersion: string }) | undefined> {
   const params: unknown[] = [id, resourceType];
   let where = `id = $1 AND ${TYPE_COLUMN} = $2`;
   if (projects) {
@@ -221,15 +236,48 @@ export async function selectCurrentForUpdate(
     where += ` AND project_id = ANY($3::uuid[])`;
   }
   const allowed = condition?.('r', bind(params)) ?? 'true';
-  const text = `SELECT ${CURRENT_COLUMNS}, (${allowed}) AS allowed FROM ${resourceTable(resourceType)} r
-    WHERE ${where} ORDER BY project_id LIMIT 1 FOR UPDATE OF r`;
-  const result = await db.query<CurrentDbRow & { allowed: boolean }>({
-    name: preparedName('hearth_lock', text),
+  const text = `SELECT ${CURRENT_COLUMNS}, (${allowed}) AS allowed, r.xmin::text AS row_version FROM ${resourceTable(resourceType)} r
+    WHERE ${where} ORDER BY project_id LIMIT 1${lock ? ' FOR UPDATE OF r' : ''}`;
+  const result = await db.query<CurrentDbRow & { allowed: boolean; row_version: string }>({
+    name: preparedName(lock ? 'hearth_lock' : 'hearth_towrite', text),
     text,
     values: params,
   });
   const row = result.rows[0];
-  return row ? { ...toCurrentRow(row), allowed: row.allowed === true } : undefined;
+  return row ? { ...toCurrentRow(row), allowed: row.allowed === true, rowVersion: row.row_version } : undefined;
+}
+
+/**
+ * CTE parts that replace an existing resource's current row by `version` and add its history row,
+ * for one statement that also rewrites its index rows. The update applies only while the row is
+ * still the one read (same version and row version, xmin): a concurrent write, or a reindex that
+ * rewrote its index rows meanwhile, makes it update nothing, and then `written` (the condition the
+ * other parts take as their guard) is false and the statement writes nothing at all.
+ */
+export function replaceVersionParts(
+  version: StoredVersion,
+  read: { versionId: number; rowVersion: string },
+  param: (value: unknown, cast: string) => string,
+): { parts: string[]; written: string } {
+  const type = param(version.resourceType, 'text');
+  const id = param(version.id, 'text');
+  const project = param(version.projectId, 'uuid');
+  const versionId = param(version.versionId, 'int');
+  const lastUpdated = param(version.lastUpdated.toISOString(), 'timestamptz');
+  const content = param(version.content, 'text');
+  const written = 'EXISTS (SELECT 1 FROM cur)';
+  return {
+    parts: [
+      `cur AS (UPDATE ${resourceTable(version.resourceType)} r SET version_id = ${versionId}, last_updated = ${lastUpdated},
+        deleted = false, content = ${content}, compartments = ${param(version.compartments, 'text[]')}
+        WHERE r.${TYPE_COLUMN} = ${type} AND r.project_id = ${project} AND r.id = ${id}
+          AND r.version_id = ${param(read.versionId, 'int')} AND r.xmin = ${param(read.rowVersion, 'text')}::xid
+        RETURNING 1)`,
+      `hist AS (INSERT INTO ${historyTable(version.resourceType)} (resource_type, id, project_id, version_id, last_updated, content)
+        SELECT ${type}, ${id}, ${project}, ${versionId}, ${lastUpdated}, ${content} WHERE ${written})`,
+    ],
+    written,
+  };
 }
 
 const preparedNames = new Map<string, string>();
@@ -401,5 +449,36 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
     ORDER BY h.last_updated DESC, h.resource_type, h.id, h.version_id DESC
     LIMIT ${p(q.count + 1)}`;
   const result = await db.query<CurrentDbRow>({ name: preparedName('hearth_hist', sql), text: sql, values: params });
+  return result.rows.map(toCurrentRow);
+}
+
+/**
+ * The next current, non-deleted rows of a type after `after` (keyset on project and id), locked
+ * for the caller's transaction and touched (a no-op update that gives each a new row version), so
+ * that a reindex writing their index rows never races a one-statement update: that update
+ * requires the row version it read, and a reindex that commits in between makes it fall back to
+ * the locking path. `projectId` limits the batch to one project.
+ */
+export async function lockForReindex(
+  client: PoolClient,
+  resourceType: string,
+  after: { projectId: string; id: string },
+  limit: number,
+  projectId?: string,
+): Promise<CurrentRow[]> {
+  const table = resourceTable(resourceType);
+  const params: unknown[] = [resourceType, after.projectId, after.id, limit];
+  const inProject = projectId ? ` AND project_id = $${params.push(projectId)}::uuid` : '';
+  const text = `WITH batch AS (
+      SELECT project_id, id FROM ${table}
+      WHERE ${TYPE_COLUMN} = $1 AND NOT deleted AND (project_id, id) > ($2::uuid, $3::text)${inProject}
+      ORDER BY project_id, id LIMIT $4 FOR UPDATE
+    ), touched AS (
+      UPDATE ${table} r SET version_id = r.version_id FROM batch
+      WHERE r.${TYPE_COLUMN} = $1 AND r.project_id = batch.project_id AND r.id = batch.id
+      RETURNING r.${CURRENT_COLUMNS.split(', ').join(', r.')}
+    )
+    SELECT * FROM touched ORDER BY project_id, id`;
+  const result = await client.query<CurrentDbRow>({ name: preparedName('hearth_reindex', text), text, values: params });
   return result.rows.map(toCurrentRow);
 }
