@@ -40,6 +40,8 @@ export interface BenchContext {
   log(message: string): void;
   /** The server's database, when known: workloads refresh planner statistics after seeding. */
   databaseUrl?: string;
+  /** CPU used so far by the server process and the database's backends, in ms (undefined where unreadable). */
+  cpuMs?: () => Promise<{ server?: number; db?: number }>;
 }
 
 const { values: args } = parseArgs({
@@ -192,7 +194,14 @@ async function main(): Promise<void> {
   try {
     client.headers = await signIn(baseUrl, args.email as string, args.password as string);
     const databaseUrl = server?.databaseUrl ?? process.env.DATABASE_URL;
-    const ctx: BenchContext = { client, concurrency, scale, log, databaseUrl };
+    const ctx: BenchContext = {
+      client,
+      concurrency,
+      scale,
+      log,
+      databaseUrl,
+      cpuMs: async () => ({ server: server?.cpuMs(), db: await databaseCpu?.ms() }),
+    };
     const rows: { s: Scenario; r: Measured }[] = [];
     let baselineRate = NaN;
     if (databaseUrl) {

@@ -62,14 +62,23 @@ export async function automationScenarios(ctx: BenchContext): Promise<Scenario[]
       measure: async (seconds) => {
         const load = { concurrency: ctx.concurrency, seconds, warmupSeconds: 0.5 };
         await setSubscriptions('off');
+        const c0 = await ctx.cpuMs?.();
         const without = await runLoad(`${name}, all off`, create(code), load);
+        const c1 = await ctx.cpuMs?.();
         await setSubscriptions('active');
+        const c2 = await ctx.cpuMs?.();
         const withSubs = await runLoad(name, create(code), load);
         // Deliveries still queued would slow the next run's "off" half: wait until they are done.
         await receiver.quiet(1000, 60_000);
+        const c3 = await ctx.cpuMs?.();
         ratios.push(withSubs.rate / without.rate);
+        // CPU per create of each half; the "on" half includes the evaluations and deliveries it caused.
+        const perOp = (a: number | undefined, b: number | undefined, n: number): string =>
+          a !== undefined && b !== undefined && n > 0 ? ((b - a) / n).toFixed(2) : '-';
         ctx.log(
-          `    paired: ${without.rate.toFixed(0)} req/s with all off, ${withSubs.rate.toFixed(0)} with 100 on: ${((withSubs.rate / without.rate) * 100).toFixed(1)}%`,
+          `    paired: ${without.rate.toFixed(0)} req/s with all off, ${withSubs.rate.toFixed(0)} with 100 on: ${((withSubs.rate / without.rate) * 100).toFixed(1)}%;` +
+            ` cpu ms/op off: server ${perOp(c0?.server, c1?.server, without.count)}, db ${perOp(c0?.db, c1?.db, without.count)};` +
+            ` on: server ${perOp(c2?.server, c3?.server, withSubs.count)}, db ${perOp(c2?.db, c3?.db, withSubs.count)}`,
         );
         return withSubs;
       },

@@ -69,6 +69,9 @@ export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: Job
   const versionId = job.interaction === 'delete' ? job.previousVersionId : job.versionId;
   const target = `${job.resourceType}/${job.id}`;
   const start = new Date();
+  // A job of retries after a first attempt made in the evaluation job counts its attempts from 2.
+  const first = job.firstAttempt ?? 1;
+  const number = first + attempt.retryCount;
   const audit = (success: boolean, description: string): string =>
     deps.audits.record(job.projectId, {
       kind: 'subscription-delivery',
@@ -76,14 +79,14 @@ export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: Job
       onBehalfOf: sub.author,
       entities: [`Subscription/${sub.id}`, target],
       success,
-      description: `${description} (attempt ${attempt.retryCount + 1} of ${attempt.retryLimit + 1})`,
+      description: `${description} (attempt ${number} of ${first + attempt.retryLimit})`,
       start,
       end: new Date(),
     });
 
   let resource: Resource;
   try {
-    if (job.content && attempt.retryCount === 0) {
+    if (job.content && number === 1) {
       resource = JSON.parse(job.content) as Resource;
     } else {
       const repo = sub.author ? await deps.members.forProfile(job.projectId, sub.author) : system;

@@ -18,6 +18,8 @@ export interface DeliveryJob extends ChangeEvent {
   subscriptionId: string;
   /** The resource as JSON, for the first attempt (later attempts read it again as the author). */
   content?: string;
+  /** Number of this job's first attempt (2 for the retries of a first attempt made in the evaluation job). */
+  firstAttempt?: number;
 }
 
 /** Larger resources are read again by the delivery instead of riding in its job. */
@@ -36,6 +38,11 @@ export interface EvaluatorDeps {
   broadcaster: Broadcaster;
   defaultMaxAttempts: number;
   logger: Logger;
+  /**
+   * Makes the first attempt of rest-hook deliveries in the evaluation job itself (first-attempt.ts);
+   * without it, every delivery is queued as a job.
+   */
+  deliverFirst?: (deliveries: QueuedDelivery[]) => Promise<void>;
 }
 
 /** Criteria naming only ids (and result parameters): decided by matchesWithoutIndex alone. */
@@ -145,7 +152,8 @@ interface AuthorView {
   redact?: (resource: Resource) => Resource;
 }
 
-interface QueuedDelivery {
+export interface QueuedDelivery {
+  sub: ActiveSubscription;
   data: DeliveryJob;
   options: { retryLimit: number };
 }
@@ -334,7 +342,7 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
       delete data.content;
     }
     delete data.onlySubscription;
-    return { data, options: { retryLimit: Math.max(0, attempts - 1) } };
+    return { sub, data, options: { retryLimit: Math.max(0, attempts - 1) } };
   });
 }
 
@@ -343,10 +351,21 @@ export interface EvaluationJob {
   changes: ChangeEvent[];
 }
 
-/** Evaluates a batch of changes and queues all their deliveries in one statement; returns how many fired. */
+/**
+ * Evaluates a batch of changes; rest-hook deliveries make their first attempt here (when
+ * deliverFirst is given), the others are queued in one statement. Returns how many fired.
+ */
 export async function evaluateChanges(deps: EvaluatorDeps, job: EvaluationJob | ChangeEvent): Promise<number> {
   const changes = 'changes' in job ? job.changes : [job];
   const deliveries = (await Promise.all(changes.map((change) => evaluateChange(deps, change)))).flat();
-  await deps.jobs.sendMany(DELIVER_QUEUE, deliveries);
+  const inline = deps.deliverFirst ? deliveries.filter((d) => d.sub.channel === 'rest-hook') : [];
+  const queued = deliveries.filter((d) => !inline.includes(d));
+  await Promise.all([
+    deps.jobs.sendMany(
+      DELIVER_QUEUE,
+      queued.map(({ data, options }) => ({ data, options })),
+    ),
+    inline.length > 0 ? deps.deliverFirst?.(inline) : undefined,
+  ]);
   return deliveries.length;
 }

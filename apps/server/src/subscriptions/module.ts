@@ -12,7 +12,8 @@ import type { AuditWriter } from '../bots/audit.js';
 import { ActiveSubscriptions } from './active.js';
 import { PgBroadcaster, type Broadcaster } from './broadcast.js';
 import { RedisBroadcaster } from './redis-broadcast.js';
-import { deliver, type Mailer } from './deliver.js';
+import { deliver, type DeliveryDeps, type Mailer } from './deliver.js';
+import { deliverFirstAttempts } from './first-attempt.js';
 import { DELIVER_QUEUE, EVALUATE_QUEUE, evaluateChanges, type DeliveryJob, type EvaluationJob } from './evaluate.js';
 import { SubscriptionListener } from './listener.js';
 import { CriteriaPretest, type ParamRegistry } from './prefilter.js';
@@ -45,10 +46,13 @@ export interface SubscriptionModule {
 
 /** Binding tokens live as long as an access token by default. */
 const TOKEN_TTL_SECONDS = 3600;
+/** How long an evaluation job waits for the first attempts it makes (first-attempt.ts). */
+const FIRST_ATTEMPT_BUDGET_MS = 2000;
 
 /**
- * R4 criteria subscriptions: a write listener queues evaluation jobs, evaluation queues a delivery
- * job per subscription that fires (rest-hook, email, bot) or broadcasts to websockets, and the
+ * R4 criteria subscriptions: a write listener queues evaluation jobs; evaluation makes the first
+ * attempt of each rest-hook that fires itself (queuing a delivery job for its retries), queues a
+ * delivery job per email or bot subscription that fires, or broadcasts to websockets; and the
  * websocket hub serves /ws/subscriptions-r4 on every process.
  */
 export function createSubscriptionModule(deps: SubscriptionModuleDeps): SubscriptionModule {
@@ -73,10 +77,35 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     }
   });
 
+  const deliveryDeps: DeliveryDeps = {
+    active,
+    systemRepo: deps.systemRepo,
+    members: deps.members,
+    outbound: deps.outbound,
+    outboundTimeoutMs: config.outboundTimeoutMs,
+    bots: deps.bots,
+    mailer: deps.mailer,
+    fhirBase,
+    logger,
+    audits: deps.audits,
+  };
+  // Delivery attempts are lost with their process a minute past their request or bot time limit.
+  const deliveryExpirySeconds = Math.ceil(Math.max(config.outboundTimeoutMs, config.botTimeoutMs) / 1000) + 60;
+  const firstAttempt = {
+    delivery: deliveryDeps,
+    jobs: deps.jobs,
+    retryDelaySeconds: config.jobRetryDelaySeconds,
+    budgetMs: FIRST_ATTEMPT_BUDGET_MS,
+    // The attempt's request has ended by then (its time limit), unless its process died.
+    fallbackAfterMs: config.outboundTimeoutMs + 10_000,
+    logger,
+  };
+
   deps.jobs.define<EvaluationJob>({
     name: EVALUATE_QUEUE,
     retryLimit: 3,
-    // An evaluation is a few queries: one still running after this was lost with its process.
+    // An evaluation is a few queries and first attempts bounded by FIRST_ATTEMPT_BUDGET_MS: one
+    // still running after this was lost with its process (its changes are evaluated again).
     expireInSeconds: 300,
     // Evaluation is database work: a few at a time leave the pool to requests.
     concurrency: Math.min(4, config.workerConcurrency),
@@ -94,6 +123,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
           broadcaster,
           defaultMaxAttempts: config.subscriptionMaxAttempts,
           logger,
+          deliverFirst: (deliveries) => deliverFirstAttempts(firstAttempt, deliveries),
         },
         job,
       ).then(() => undefined),
@@ -103,24 +133,8 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     retryLimit: Math.max(0, config.subscriptionMaxAttempts - 1),
     // One attempt is one request or one bot run, each with its own time limit; an attempt still
     // active a minute past that was lost with its process and is retried elsewhere.
-    expireInSeconds: Math.ceil(Math.max(config.outboundTimeoutMs, config.botTimeoutMs) / 1000) + 60,
-    handler: (job, attempt) =>
-      deliver(
-        {
-          active,
-          systemRepo: deps.systemRepo,
-          members: deps.members,
-          outbound: deps.outbound,
-          outboundTimeoutMs: config.outboundTimeoutMs,
-          bots: deps.bots,
-          mailer: deps.mailer,
-          fhirBase,
-          logger,
-          audits: deps.audits,
-        },
-        job,
-        attempt,
-      ),
+    expireInSeconds: deliveryExpirySeconds,
+    handler: (job, attempt) => deliver(deliveryDeps, job, attempt),
   });
 
   return {
