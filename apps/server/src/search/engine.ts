@@ -16,7 +16,7 @@ import { bundleText, type BundleEntryText } from './query/bundle.js';
 import { QueryContext, type SearchAccess, type SubsumptionLookup, type ValueSetExpander } from './query/context.js';
 import { decodeCursor, encodeCursor } from './query/cursor.js';
 import { countMatches, estimateMatches, MAX_OFFSET, selectPage } from './query/execute.js';
-import { loadIncluded, type FoundRow } from './query/include.js';
+import { loadIncluded, pageReferences, type FoundRow } from './query/include.js';
 import { compileSearch, type CompartmentRef } from './query/plan.js';
 import { expandValueSets, lookUpSubsumption } from './query/terminology.js';
 import type { SearchInput, SearchService } from './service.js';
@@ -128,6 +128,7 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
       ctx.idBound = { op: idOrder === 'asc' ? '>=' : '<=', value: cursorKeys[0] };
     }
     const compiled = compileSearch(ctx, request, compartment);
+    compiled.refs = pageReferences(ctx, compiled.row, request.include ?? []);
     const links = new SearchLinks(input, compartment);
 
     if (request.summary === 'count') {

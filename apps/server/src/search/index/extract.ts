@@ -8,7 +8,7 @@ import { indexReference } from '../params/reference-index.js';
 import { indexString } from '../params/string-index.js';
 import { indexToken } from '../params/token-index.js';
 import { indexUri } from '../params/uri-index.js';
-import { emptyRowSet, KINDS, markExtremes, type ExtractContext, type RowSet } from './rows.js';
+import { emptyRowSet, KINDS, markExtremes, stampTokenSortDates, type ExtractContext, type RowSet } from './rows.js';
 import type { SearchParamType } from '@hearth/core';
 
 function indexValues(
@@ -77,6 +77,7 @@ export function extractRows(resource: Resource, params: Iterable<ParamDef>, ctx:
   for (const kind of KINDS) {
     markExtremes(rows[kind]);
   }
+  stampTokenSortDates(rows);
   indexContained(resource, rows, ctx);
   return rows;
 }

@@ -18,6 +18,8 @@ export const TABLES: Record<Kind, TableSpec> = {
       ['system', 'text[]'],
       ['value', 'text[]'],
       ['text', 'text[]'],
+      ['sort_first', 'timestamptz[]'],
+      ['sort_last', 'timestamptz[]'],
     ],
   },
   string: {
@@ -63,6 +65,14 @@ export const TABLES: Record<Kind, TableSpec> = {
   },
   uri: { table: 'search_uri', columns: [['value', 'text[]']] },
 };
+
+/**
+ * The date parameter whose sort keys every plain token row of the resource carries (sort_first:
+ * the start of its smallest value, sort_last: the start of its largest, as `_sort=date` and
+ * `_sort=-date` order them), so that `code=X&_sort=-date` reads an index on (code, value,
+ * sort_last) in order and stops at the page size (migration 102, query/fast-sort.ts).
+ */
+export const TOKEN_SORT_DATE = 'date';
 
 /** One value of one parameter of one resource. */
 export interface IndexRow {
@@ -116,6 +126,24 @@ export function markExtremes(rows: IndexRow[]): void {
   for (const row of rows) {
     row.isMin = min.get(row.code) === row;
     row.isMax = max.get(row.code) === row;
+  }
+}
+
+/**
+ * Copies the sort keys of the TOKEN_SORT_DATE parameter (after markExtremes) onto the resource's
+ * plain token rows (grp 0): values[3] and values[4], NULL when the resource has no such date.
+ */
+export function stampTokenSortDates(rows: RowSet): void {
+  let first: string | null = null;
+  let last: string | null = null;
+  for (const row of rows.date) {
+    if (row.code !== TOKEN_SORT_DATE || row.grp !== 0) continue;
+    if (row.isMin) first = row.values[0];
+    if (row.isMax) last = row.values[0];
+  }
+  for (const row of rows.token) {
+    row.values[3] = row.grp === 0 ? first : null;
+    row.values[4] = row.grp === 0 ? last : null;
   }
 }
 

@@ -14,8 +14,9 @@ function row(code: string, grp: number, system: unknown, value: unknown, text?: 
   const v = value === undefined || value === null ? null : String(value).slice(0, MAX_TOKEN);
   const s = typeof system === 'string' ? system.slice(0, MAX_TOKEN) : null;
   const t = typeof text === 'string' && text ? normalizeString(text) : null;
-  // A row without a code (a CodeableConcept's text) has nothing to sort by.
-  return { code, grp, values: [s, v, t], sortLow: v, sortHigh: v };
+  // A row without a code (a CodeableConcept's text) has nothing to sort by. The last two values
+  // are the resource's date sort keys, set once all its rows are known (rows.ts stampTokenSortDates).
+  return { code, grp, values: [s, v, t, null, null], sortLow: v, sortHigh: v };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { QueryContext } from './context.js';
 import { afterCondition, orderBy, type SortKey } from './sort.js';
 import type { Cursor } from './cursor.js';
 import type { CompiledSearch } from './plan.js';
+import { statementName } from '../index/writer.js';
 import { finalize } from './statement.js';
 
 export interface MatchRow {
@@ -12,13 +13,15 @@ export interface MatchRow {
   content: string;
   phase: 0 | 1;
   keys: (string | null)[];
+  refs?: string[];
 }
 
 interface DbRow {
   resource_type: string;
   id: string;
   content: string;
-  [key: string]: string | null;
+  refs?: string[];
+  [key: string]: string | string[] | null | undefined;
 }
 
 /** Deepest page reachable by _offset; beyond it, follow the `next` links (keyset, constant cost). */
@@ -34,32 +37,39 @@ async function select(
   offset: number,
 ): Promise<MatchRow[]> {
   const { sort } = search;
-  const keys: SortKey[] = phase === 0 && sort.join ? [sort.join.key, ...sort.keys] : sort.keys;
-  const where = [...(phase === 0 && sort.join ? search.phase0Where : search.where)];
+  const first = phase === 0 ? (search.phase0Join ?? sort.join) : undefined;
+  const keys: SortKey[] = first ? [first.key, ...sort.keys] : sort.keys;
+  const where = [...(first ? search.phase0Where : search.where)];
   let join = '';
-  if (sort.join) {
-    if (phase === 0) join = sort.join.clause;
-    else where.push(sort.join.missing);
-  }
+  if (first) join = first.clause;
+  else if (sort.join) where.push(sort.join.missing);
   if (cursor && cursor.phase === phase) {
     where.push(afterCondition(ctx, keys, cursor.keys));
   }
   const keyColumns = keys.map((k, i) => `(${k.expr})::text AS k${i}`).join(', ');
-  const sql = `SELECT r.resource_type, r.id, r.content, ${keyColumns}
+  // Through a token join a resource may come twice (two matching rows), with equal keys.
+  const distinct = first && search.phase0Join ? `DISTINCT ON (${keys.map((k) => k.expr).join(', ')}) ` : '';
+  const refs = search.refs ? `, ${search.refs} AS refs` : '';
+  const sql = `SELECT ${distinct}r.resource_type, r.id, r.content, ${keyColumns}${refs}
     FROM ${search.from} r ${join}
     WHERE ${where.join(' AND ')}
     ORDER BY ${orderBy(keys)}
     LIMIT ${limit}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
   const q = finalize(sql, ctx.params);
   // Unnamed (planned per execution): a generic plan of a prepared statement cannot see the
-  // values, and chose a far worse plan for sorted searches (measured: 10 ms -> 250 ms).
-  const result = await db.query<DbRow>(q.text, q.values);
+  // values, and chose a far worse plan for sorted searches (measured: 10 ms -> 250 ms). Only a
+  // phase 0 whose plan does not depend on them is prepared (plan.ts stablePlan).
+  const prepared = phase === 0 && search.stablePlan && search.phase0Join;
+  const result = prepared
+    ? await db.query<DbRow>({ name: statementName(q.text), text: q.text, values: q.values })
+    : await db.query<DbRow>(q.text, q.values);
   return result.rows.map((r) => ({
     resource_type: r.resource_type,
     id: r.id,
     content: r.content,
     phase,
-    keys: keys.map((_k, i) => r[`k${i}`] ?? null),
+    keys: keys.map((_k, i) => (r[`k${i}`] as string | null) ?? null),
+    ...(r.refs ? { refs: r.refs } : {}),
   }));
 }
 

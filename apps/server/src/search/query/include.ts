@@ -4,12 +4,16 @@ import type { Queryable } from '../../platform/postgres.js';
 import { resourceTable } from '../../storage/tables.js';
 import { visibleRow } from './conditions.js';
 import type { QueryContext } from './context.js';
+import type { RowRef } from './row.js';
+import { statementName } from '../index/writer.js';
 import { finalize } from './statement.js';
 
 export interface FoundRow {
   resource_type: string;
   id: string;
   content: string;
+  /** The row's references through the page's _include parameters ('code|type|id'), read with the page. */
+  refs?: string[];
 }
 
 /** Most resources one search brings along through _include and _revinclude. */
@@ -49,8 +53,16 @@ async function readByIds(db: Queryable, ctx: QueryContext, byType: Map<string, S
     );
   }
   if (parts.length === 0) return [];
-  const q = finalize(parts.join(' UNION ALL '), ctx.params);
-  return (await db.query<FoundRow>(q.text, q.values)).rows;
+  return run(db, finalize(parts.join(' UNION ALL '), ctx.params));
+}
+
+/**
+ * Runs a read by ids as a prepared statement: ids come as arrays, so the text is the same for
+ * every page of a search, and the plan (index lookups by id) the same whatever the ids; the
+ * cached plan spares planning a UNION over the target types (about 0.4 ms of DB time).
+ */
+async function run(db: Queryable, q: { text: string; values: unknown[] }): Promise<FoundRow[]> {
+  return (await db.query<FoundRow>({ name: statementName(q.text), text: q.text, values: q.values })).rows;
 }
 
 function addTo(map: Map<string, Set<string>>, type: string, id: string): void {
@@ -74,6 +86,15 @@ async function forward(db: Queryable, ctx: QueryContext, target: IncludeTarget, 
   for (const [sourceType, ids] of bySource) {
     const codes = referenceCodes(ctx, sourceType, target, '_include');
     if (codes.length === 0) continue;
+    const sources = rows.filter((r) => r.resource_type === sourceType);
+    if (sources.every((r) => r.refs)) {
+      // Read with the page (pageReferences): only the targets are left to read.
+      for (const ref of sources.flatMap((r) => r.refs!)) {
+        const [code, type, id] = splitRef(ref);
+        if (codes.includes(code) && (!target.targetType || type === target.targetType)) addTo(targets, type, id);
+      }
+      continue;
+    }
     const conds = [
       `x.resource_type = ${ctx.bind(sourceType)}`,
       `x.resource_id = ANY(${ctx.bind(ids, 'text[]')})`,
@@ -95,6 +116,42 @@ async function forward(db: Queryable, ctx: QueryContext, target: IncludeTarget, 
     for (const r of rows2.rows) addTo(targets, r.target_type, r.target_id);
   }
   return [...found, ...(await readByIds(db, ctx, targets))];
+}
+
+/** 'code|type|id' (ids never hold '|': they are [A-Za-z0-9-.], or 'container#id'). */
+function splitRef(ref: string): [string, string, string] {
+  const a = ref.indexOf('|');
+  const b = ref.indexOf('|', a + 1);
+  return [ref.slice(0, a), ref.slice(a + 1, b), ref.slice(b + 1)];
+}
+
+/**
+ * An expression over the page's resource rows `row` listing their references through the
+ * search's _include parameters ('code|type|id'), so that the page statement reads them and the
+ * include needs one statement for the targets alone: an id lookup on the types actually
+ * referenced, rather than a union over every type the parameters may point at (measured: 1.0
+ * -> 0.3 ms of DB time for Observation:subject). PostgreSQL evaluates it for the returned rows
+ * only (an expensive output column is computed after the sort and limit). Undefined when no
+ * _include applies to the searched type.
+ */
+export function pageReferences(ctx: QueryContext, row: RowRef, include: IncludeTarget[]): string | undefined {
+  const type = row.resourceType;
+  if (!type) return undefined;
+  const codes = new Set<string>();
+  for (const target of include) {
+    if (target.resourceType !== '*' && target.resourceType !== type) continue;
+    referenceCodes(ctx, type, target, '_include').forEach((c) => codes.add(c));
+  }
+  if (codes.size === 0) return undefined;
+  const x = ctx.alias('x');
+  const where = [
+    `${x}.resource_id = ${row.alias}.id`,
+    `${x}.project_id = ${row.alias}.project_id`,
+    `${x}.resource_type = ${ctx.bind(type)}`,
+    `${x}.code = ANY(${ctx.bind([...codes], 'text[]')})`,
+    `${x}.target_id IS NOT NULL AND ${x}.target_type IS NOT NULL`,
+  ];
+  return `ARRAY(SELECT ${x}.code || '|' || ${x}.target_type || '|' || ${x}.target_id FROM search_reference ${x} WHERE ${where.join(' AND ')})`;
 }
 
 /** Types beyond which the targets are read in a second statement rather than one UNION ALL. */
@@ -123,8 +180,7 @@ async function readTargets(db: Queryable, ctx: QueryContext, refs: string, types
     ];
     return `(SELECT ${alias}.resource_type, ${alias}.id, ${alias}.content FROM ${resourceTable(type)} ${alias} WHERE ${where.join(' AND ')} LIMIT ${MAX_INCLUDED})`;
   });
-  const q = finalize(`WITH refs AS MATERIALIZED (${refs}) ${parts.join(' UNION ALL ')}`, ctx.params);
-  return (await db.query<FoundRow>(q.text, q.values)).rows;
+  return run(db, finalize(`WITH refs AS MATERIALIZED (${refs}) ${parts.join(' UNION ALL ')}`, ctx.params));
 }
 
 /** Resources that reference the `rows` through the revinclude's parameter. */

@@ -5,7 +5,8 @@ import { compartmentMemberTypes, compartmentParams } from '../compartments.js';
 import { compileFilter, existsRow, rowMatch, visibleRow, type RowRef } from './conditions.js';
 import type { QueryContext } from './context.js';
 import { compileFhirFilter } from './filter-expression.js';
-import { planSort, type SortPlan } from './sort.js';
+import { planSort, type SortKey, type SortPlan } from './sort.js';
+import { tokenSortJoin } from './token-sort.js';
 
 /** Most search parameters in one search (each is a semi-join). */
 export const MAX_FILTERS = 50;
@@ -23,6 +24,19 @@ export interface CompiledSearch {
   phase0Where: string[];
   /** True when a filter needs a value of the sort parameter: no resource without one can match. */
   withValueOnly: boolean;
+  /**
+   * Phase 0 read through another join than the sort row's (query/token-sort.ts): its clause and
+   * first key replace sort.join's, and rows are DISTINCT ON the keys.
+   */
+  phase0Join?: { clause: string; key: SortKey };
+  /**
+   * True when phase 0 has one sensible plan whatever the values (the token join in index order,
+   * no other filter than on the sort date, no access rule): it is then run as a prepared
+   * statement, whose cached plan spares the planning (0.8 -> 0.25 ms of DB time per page).
+   */
+  stablePlan?: boolean;
+  /** An output column of the page's _include references (include.ts pageReferences). */
+  refs?: string;
 }
 
 export interface CompartmentRef {
@@ -96,22 +110,33 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
     fail(badRequest(`A search may have at most ${MAX_FILTERS} parameters`));
   }
   const sort = planSort(ctx, row, request.sortRules ?? [], !single);
+  const filters = (request.filters ?? []) as Filter[];
+  const byToken = tokenSortJoin(ctx, row, sort, filters);
   const phase0Where = [...where];
   let withValueOnly = false;
-  for (const filter of request.filters ?? []) {
-    const cond = compileFilter(ctx, row, filter as Filter, single ? undefined : types);
+  for (const filter of filters) {
+    const cond = compileFilter(ctx, row, filter, single ? undefined : types);
     if (cond === undefined) continue;
     where.push(cond);
-    const onSortRow = sortRowCondition(ctx, row, sort, filter as Filter, cond);
-    phase0Where.push(onSortRow ?? cond);
+    const onSortRow = sortRowCondition(ctx, row, sort, filter, cond);
     withValueOnly ||= onSortRow !== undefined;
+    // Through the token join, the sort row is not joined: filters on it keep their EXISTS.
+    if (byToken?.filter === filter) continue;
+    phase0Where.push(byToken ? cond : (onSortRow ?? cond));
   }
   if (request.filter) {
     const cond = compileFhirFilter(ctx, row, request.filter);
     where.push(cond);
     phase0Where.push(cond);
   }
-  return { from, where, phase0Where, withValueOnly, sort, row, types };
+  const phase0Join = byToken ? { clause: byToken.clause, key: byToken.key } : undefined;
+  const stablePlan =
+    !!byToken &&
+    !compartment &&
+    !request.filter &&
+    !ctx.access?.readCondition?.(single, 'search', 'r', () => 'NULL') &&
+    filters.every((f) => f === byToken.filter || (f.code === sort.join?.code && f.operator !== Operator.MISSING));
+  return { from, where, phase0Where, withValueOnly, sort, row, types, phase0Join, stablePlan };
 }
 
 /**

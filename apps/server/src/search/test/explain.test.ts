@@ -62,7 +62,12 @@ async function plansOf(url: string): Promise<{ sql: string; nodes: PlanNode[] }[
   const pool = t.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> };
   const original = pool.query.bind(pool);
   pool.query = (text: unknown, values?: unknown) => {
-    if (typeof text === 'string' && /^\s*SELECT/.test(text)) captured.push({ text, values: values as unknown[] });
+    // Prepared statements come as { name, text, values }.
+    const q = typeof text === 'object' && text ? (text as { text: string; values: unknown[] }) : { text, values };
+    // Search statements only (the job queue shares the pool): they read a search_ or a type's table.
+    if (typeof q.text === 'string' && /^\s*(SELECT|WITH)/.test(q.text) && /search_|FROM "/.test(q.text)) {
+      captured.push({ text: q.text, values: q.values as unknown[] });
+    }
     return original(text, values);
   };
   try {

@@ -2,6 +2,7 @@ import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
 import { m0100SearchIndex } from './0100-search-index.js';
 import { m0101SearchContained } from './0101-search-contained.js';
+import { m0102SearchTokenSortDates } from './0102-search-token-sort-dates.js';
 import { m0200AuthLookups } from './0200-auth-lookups.js';
 import { m0300JobQueue } from './0300-job-queue.js';
 import { m0201PlatformUniqueIds } from './0201-platform-unique-ids.js';
@@ -19,6 +20,7 @@ export const migrations: Migration[] = [
   m0001CoreStorage,
   m0100SearchIndex,
   m0101SearchContained,
+  m0102SearchTokenSortDates,
   m0200AuthLookups,
   m0201PlatformUniqueIds,
   m0300JobQueue,
