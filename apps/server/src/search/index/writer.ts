@@ -55,7 +55,14 @@ export function indexRowParts(
   for (const kind of KINDS) {
     const table = TABLES[kind].table;
     const list = replaced.filter((e) => !e.kinds || e.kinds.includes(kind));
-    if (list.length > 0) {
+    if (list.length === 1) {
+      // One resource (an update): scalar values, so the generic plan PostgreSQL settles on for this
+      // prepared shape is the (resource_id, code) index too; with arrays it guessed ten rows and
+      // chose a hash join over the whole table (10 ms), so it replanned every time instead (0.3 ms).
+      const [e] = list;
+      parts.push(`del_${kind} AS (DELETE FROM ${table} t
+        WHERE t.resource_id = ${p(e.id, 'text')} AND t.resource_type || '' = ${p(e.resourceType, 'text')} AND t.project_id = ${p(e.projectId, 'uuid')}${onlyIf})`);
+    } else if (list.length > 0) {
       // `resource_type || ''` keeps the planner on the (resource_id, code) index: with a bare
       // resource_type test it may AND in the (resource_type, code, ...) index, which reads every
       // row of the type (measured: 25 ms instead of 0.3 ms per updated Patient, 13 ms of DB CPU).
