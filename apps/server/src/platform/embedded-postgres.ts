@@ -24,6 +24,9 @@ async function loadEmbeddedPostgres(ownSignals: boolean) {
   return EmbeddedPostgres;
 }
 
+/** sun_path holds 108 bytes, the last a NUL. */
+const MAX_SOCKET_PATH = 107;
+
 export interface EmbeddedDatabase {
   connectionString: string;
   stop(): Promise<void>;
@@ -42,6 +45,10 @@ export async function startEmbeddedPostgres(
   const databaseDir = resolve(dataDir, 'postgres');
   mkdirSync(resolve(dataDir), { recursive: true });
   const isNew = !existsSync(resolve(databaseDir, 'PG_VERSION'));
+  // The server talks to its own database over a Unix socket in the data directory: on one machine
+  // a socket costs the kernel less per statement than loopback TCP. A socket path is limited to
+  // 107 bytes, so a deep data directory keeps TCP only.
+  const socketDir = `${databaseDir}/.s.PGSQL.${port}`.length <= MAX_SOCKET_PATH ? databaseDir : undefined;
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -52,7 +59,14 @@ export async function startEmbeddedPostgres(
     createPostgresUser: process.getuid?.() === 0,
     onLog: () => undefined,
     onError: () => undefined,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=200',
+      '-c',
+      `unix_socket_directories=${socketDir ?? ''}`,
+    ],
   });
   if (isNew) {
     await pg.initialise();
@@ -61,8 +75,9 @@ export async function startEmbeddedPostgres(
   if (isNew) {
     await pg.createDatabase('hearth').catch(() => undefined);
   }
+  const tcp = `postgres://postgres:postgres@127.0.0.1:${port}/hearth`;
   return {
-    connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/hearth`,
+    connectionString: socketDir ? `${tcp}?host=${encodeURIComponent(socketDir)}` : tcp,
     stop: () => pg.stop(),
   };
 }
