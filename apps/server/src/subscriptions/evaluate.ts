@@ -158,7 +158,63 @@ export interface QueuedDelivery {
   options: { retryLimit: number };
 }
 
-async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise<QueuedDelivery[]> {
+/** Whether a resource matches a criteria query, by a search restricted to its id. */
+type SearchMatches = (projectId: string, resourceType: string, query: string, id: string) => Promise<boolean>;
+
+/**
+ * Searches of one evaluation job, batched: the ids asked about one query within a tick are
+ * searched together (`query&_id=a,b,c`), one statement instead of one per changed resource.
+ */
+function batchedSearch(deps: EvaluatorDeps): SearchMatches {
+  const waiting = new Map<string, { ids: Map<string, ((hit: boolean) => void)[]>; fail: ((err: unknown) => void)[] }>();
+  let scheduled = false;
+  const run = async (key: string, ids: Map<string, ((hit: boolean) => void)[]>): Promise<void> => {
+    const [projectId, resourceType, query] = JSON.parse(key) as [string, string, string];
+    const scope = { projectId, readProjects: [projectId] };
+    const list = [...ids.keys()];
+    const found = new Set(
+      await deps.matcher.findIds(
+        deps.db,
+        scope,
+        resourceType,
+        `${query}&_id=${list.map(encodeURIComponent).join(',')}`,
+        list.length,
+      ),
+    );
+    for (const [id, resolvers] of ids) {
+      resolvers.forEach((resolve) => resolve(found.has(id)));
+    }
+  };
+  const flush = (): void => {
+    scheduled = false;
+    const batches = [...waiting];
+    waiting.clear();
+    for (const [key, batch] of batches) {
+      run(key, batch.ids).catch((err: unknown) => batch.fail.forEach((reject) => reject(err)));
+    }
+  };
+  return (projectId, resourceType, query, id) =>
+    new Promise<boolean>((resolve, reject) => {
+      const key = JSON.stringify([projectId, resourceType, query]);
+      let batch = waiting.get(key);
+      if (!batch) {
+        batch = { ids: new Map(), fail: [] };
+        waiting.set(key, batch);
+      }
+      batch.ids.set(id, [...(batch.ids.get(id) ?? []), resolve]);
+      batch.fail.push(reject);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+}
+
+async function evaluateChange(
+  deps: EvaluatorDeps,
+  change: ChangeEvent,
+  searchMatches: SearchMatches,
+): Promise<QueuedDelivery[]> {
   let candidates = await deps.active.forType(change.projectId, change.resourceType);
   if (change.onlySubscription) {
     candidates = candidates.filter((s) => s.id === change.onlySubscription);
@@ -225,22 +281,9 @@ async function evaluateChange(deps: EvaluatorDeps, change: ChangeEvent): Promise
       } else if (!query) {
         result = Promise.resolve(true);
       } else {
-        const scope = { projectId: change.projectId, readProjects: [change.projectId] };
         result = deps.pretest
           .mayMatch(change.projectId, change.resourceType, query, lowerText())
-          .then(async (possible) => {
-            if (!possible) {
-              return false;
-            }
-            const ids = await deps.matcher.findIds(
-              deps.db,
-              scope,
-              change.resourceType,
-              `${query}&_id=${encodeURIComponent(change.id)}`,
-              1,
-            );
-            return ids.includes(change.id);
-          })
+          .then((possible) => possible && searchMatches(change.projectId, change.resourceType, query, change.id))
           .catch((err: unknown) => {
             deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated');
             return false;
@@ -357,7 +400,8 @@ export interface EvaluationJob {
  */
 export async function evaluateChanges(deps: EvaluatorDeps, job: EvaluationJob | ChangeEvent): Promise<number> {
   const changes = 'changes' in job ? job.changes : [job];
-  const deliveries = (await Promise.all(changes.map((change) => evaluateChange(deps, change)))).flat();
+  const searchMatches = batchedSearch(deps);
+  const deliveries = (await Promise.all(changes.map((change) => evaluateChange(deps, change, searchMatches)))).flat();
   const inline = deps.deliverFirst ? deliveries.filter((d) => d.sub.channel === 'rest-hook') : [];
   const queued = deliveries.filter((d) => !inline.includes(d));
   await Promise.all([

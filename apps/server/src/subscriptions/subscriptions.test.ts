@@ -124,6 +124,32 @@ describe('rest-hook subscriptions', () => {
     expect(audits[0].outcomeDesc).toContain('attempt 1 of 5');
   });
 
+  it('evaluates the writes of one transaction together: each match delivered once, the others not', async () => {
+    await create(subscription('Observation?code=batched', `${receiver.url}batch`));
+    const codes = ['batched', 'other', 'batched', 'batched', 'other'];
+    const res = await post(
+      t,
+      'fhir/R4',
+      {
+        resourceType: 'Bundle',
+        type: 'transaction',
+        entry: codes.map((code) => ({
+          resource: { resourceType: 'Observation', status: 'final', code: { coding: [{ code }] } },
+          request: { method: 'POST', url: 'Observation' },
+        })),
+      },
+      FHIR_JSON,
+    );
+    expect(res.status).toBe(200);
+    const ids = (res.json() as { entry: { response: { location: string } }[] }).entry.map(
+      (e) => e.response.location.split('/')[1],
+    );
+    const matching = ids.filter((_id, i) => codes[i] === 'batched');
+    await waitFor(() => (matching.every((id) => arrivals(id, '/batch').length === 1) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ids.map((id) => arrivals(id, '/batch').length)).toEqual(codes.map((c) => (c === 'batched' ? 1 : 0)));
+  });
+
   it('sends an empty body when the subscription asks for no payload', async () => {
     await create({
       resourceType: 'Subscription',
