@@ -1,6 +1,9 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { BenchContext, Scenario } from './bench.js';
 import { IDENTIFIER_SYSTEM, makePatientTransaction, OBSERVATION_CODES, prng } from './data.js';
-import { runLoad } from './load.js';
+import { runLoad, type LoadResult } from './load.js';
 import pg from 'pg';
 
 const GRAPHQL_LIST_WITH_SUBJECTS = `query($code: [token]) {
@@ -28,6 +31,40 @@ export async function analyze(ctx: BenchContext): Promise<void> {
   } finally {
     await db.end();
   }
+}
+
+/**
+ * The p50 of each workload per scale, kept between runs (HEARTH_BENCH_P50_FILE, else in the
+ * temporary directory), so that `--scale 10` after a `--scale 1` run (or the other way round)
+ * prints how much each query's p50 grew: issue 3 allows at most 1.5x for the selective ones.
+ */
+const P50_FILE = process.env.HEARTH_BENCH_P50_FILE || join(tmpdir(), 'hearth-bench-search-p50.json');
+
+type P50s = Record<string, Record<string, number>>;
+
+function readP50s(): P50s {
+  try {
+    return existsSync(P50_FILE) ? (JSON.parse(readFileSync(P50_FILE, 'utf8')) as P50s) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Records a workload's p50 at this scale and logs its ratio to the other scale's, when known. */
+function compareScales(ctx: BenchContext, name: string, selective: boolean, result: LoadResult): void {
+  const all = readP50s();
+  const scale = String(ctx.scale);
+  (all[scale] ??= {})[name] = result.p50;
+  writeFileSync(P50_FILE, JSON.stringify(all, null, 2));
+  // Against scale 1, or at scale 1 against a larger scale measured before.
+  const big = scale === '1' ? Object.keys(all).find((k) => k !== '1' && all[k][name] !== undefined) : scale;
+  const base = all['1']?.[name];
+  const grown = big ? all[big]?.[name] : undefined;
+  if (!big || base === undefined || grown === undefined || big === '1') return;
+  ctx.log(
+    `  p50 at scale ${big} / scale 1: ${(grown / base).toFixed(2)}x (${grown.toFixed(1)} / ${base.toFixed(1)} ms)` +
+      (selective ? ', target <= 1.5x' : ', not a selective query'),
+  );
 }
 
 interface TransactionResponse {
@@ -160,6 +197,12 @@ export async function searchScenarios(ctx: BenchContext): Promise<Scenario[]> {
     scenarios.push({ name: 'search page 50 (next link)', unit: 'req/s', target: 'as page 1', op: get(() => url) });
   } else {
     ctx.log('could not reach page 50 by next links; that workload is skipped');
+  }
+  // Selective: the work for a page does not grow with the data. A name prefix (and the chain
+  // on it) matches a share of all patients, so its matches grow tenfold at scale 10.
+  const growing = /name/;
+  for (const s of scenarios) {
+    s.after = (result) => compareScales(ctx, s.name, !growing.test(s.name), result);
   }
   return scenarios;
 }

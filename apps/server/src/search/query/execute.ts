@@ -50,11 +50,26 @@ async function select(
   // Through a token join a resource may come twice (two matching rows), with equal keys.
   const distinct = first && search.phase0Join ? `DISTINCT ON (${keys.map((k) => k.expr).join(', ')}) ` : '';
   const refs = search.refs ? `, ${search.refs} AS refs` : '';
-  const sql = `SELECT ${distinct}r.resource_type, r.id, r.content, ${keyColumns}${refs}
+  const candidates = phase === 0 && !sort.join ? search.candidates : undefined;
+  let sql: string;
+  if (candidates) {
+    // The page's ids from the index rows, then their resource rows (candidates.ts).
+    const c = candidates.alias;
+    const cw = [...candidates.where];
+    if (cursor && cursor.phase === 0) cw.push(afterCondition(ctx, candidates.keys, cursor.keys));
+    const ids = `${candidates.select} WHERE ${cw.join(' AND ')} ORDER BY ${orderBy(candidates.keys)} LIMIT ${limit}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
+    sql = `SELECT r.resource_type, r.id, r.content, ${keyColumns}${refs}
+    FROM ${search.from} r JOIN (${ids}) ${c} ON r.id = ${c}.resource_id AND r.project_id = ${c}.project_id
+    WHERE ${candidates.visible.join(' AND ')}
+    ORDER BY ${orderBy(keys)}
+    LIMIT ${limit}`;
+  } else {
+    sql = `SELECT ${distinct}r.resource_type, r.id, r.content, ${keyColumns}${refs}
     FROM ${search.from} r ${join}
     WHERE ${where.join(' AND ')}
     ORDER BY ${orderBy(keys)}
     LIMIT ${limit}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
+  }
   const q = finalize(sql, ctx.params);
   // Unnamed (planned per execution): a generic plan of a prepared statement cannot see the
   // values, and chose a far worse plan for sorted searches (measured: 10 ms -> 250 ms). Only a

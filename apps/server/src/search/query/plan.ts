@@ -6,6 +6,7 @@ import { compileFilter, existsRow, rowMatch, visibleRow, type RowRef } from './c
 import type { QueryContext } from './context.js';
 import { compileFhirFilter } from './filter-expression.js';
 import { planSort, type SortKey, type SortPlan } from './sort.js';
+import { candidateRows, type Candidates } from './candidates.js';
 import { tokenSortJoin } from './token-sort.js';
 
 /** Most search parameters in one search (each is a semi-join). */
@@ -37,6 +38,8 @@ export interface CompiledSearch {
   stablePlan?: boolean;
   /** An output column of the page's _include references (include.ts pageReferences). */
   refs?: string;
+  /** An unsorted page read as ids from the index rows first (candidates.ts), and `where` without the filters. */
+  candidates?: Candidates & { visible: string[] };
 }
 
 export interface CompartmentRef {
@@ -109,6 +112,8 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
   if ((request.filters?.length ?? 0) > MAX_FILTERS) {
     fail(badRequest(`A search may have at most ${MAX_FILTERS} parameters`));
   }
+  const visible = [...where];
+  const warnings = ctx.warnings.length;
   const sort = planSort(ctx, row, request.sortRules ?? [], !single);
   const filters = (request.filters ?? []) as Filter[];
   const byToken = tokenSortJoin(ctx, row, sort, filters);
@@ -136,7 +141,13 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
     !request.filter &&
     !ctx.access?.readCondition?.(single, 'search', 'r', () => 'NULL') &&
     filters.every((f) => f === byToken.filter || (f.code === sort.join?.code && f.operator !== Operator.MISSING));
-  return { from, where, phase0Where, withValueOnly, sort, row, types, phase0Join, stablePlan };
+  // Unsorted, and every filter understood (a second compilation must not warn twice).
+  const byIds =
+    single && !compartment && !request.filter && !request.sortRules?.length && ctx.warnings.length === warnings
+      ? candidateRows(ctx, single, filters)
+      : undefined;
+  const candidates = byIds ? { ...byIds, visible } : undefined;
+  return { from, where, phase0Where, withValueOnly, sort, row, types, phase0Join, stablePlan, candidates };
 }
 
 /**
