@@ -738,27 +738,9 @@ export class Repository {
     return guard.prepareWrite(resource, existing) as T;
   }
 
-  /**
-   * Whether a row written in `projectId` must be read back against the access policy's write
-   * condition. Not when there is none, nor when it only pins rows to projects (a project admin's
-   * or member's own project) and this is one of them: the row meets it as built. Anything else in
-   * the condition (criteria, compartments, 'FALSE') is checked in the database.
-   */
+  /** Whether a row written in `projectId` must be read back against the access policy's write condition. */
   private needsWriteCheck(resourceType: string, projectId: string): boolean {
-    const guard = this.scope.access;
-    if (!guard) {
-      return false;
-    }
-    const bound: unknown[] = [];
-    const condition = guard.writeCondition(resourceType, 'r', (value) => {
-      bound.push(value);
-      return `$${bound.length}`;
-    });
-    if (!condition) {
-      return false;
-    }
-    const shape = condition.replace(/r\.project_id = \$\d+::uuid/g, 'P').replace(/[()\s]/g, '');
-    return !/^P((OR|AND)P)*$/.test(shape) || !bound.every((value) => value === projectId);
+    return this.scope.access?.writeCheckNeeded(resourceType, projectId) ?? false;
   }
 
   /** Each written row must meet the write condition as stored (index rows included), before COMMIT. */

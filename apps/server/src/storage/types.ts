@@ -109,6 +109,12 @@ export interface AccessGuard {
   ): string | undefined;
   /** The condition a row must meet to be written (before and after the write); 'FALSE' for read-only types. */
   writeCondition(resourceType: string, alias: string, param: SqlParam): string | undefined;
+  /**
+   * Whether a row written in `projectId` must be read back against writeCondition before COMMIT:
+   * false when every rule only pins writes to projects (and this is one of them), so the row as
+   * built meets the condition; true when some rule looks at the row (criteria, compartments).
+   */
+  writeCheckNeeded(resourceType: string, projectId: string): boolean;
   /** The resource to store: server-owned, read-only and hidden fields kept from `previous`. Throws 403. */
   prepareWrite(resource: Resource, previous: Resource | undefined): Resource;
   /** True when resources of the type are served with some fields hidden. */

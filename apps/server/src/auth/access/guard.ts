@@ -104,6 +104,13 @@ export class LayeredGuard implements AccessGuard {
     );
   }
 
+  writeCheckNeeded(resourceType: string, projectId: string): boolean {
+    return this.layers.some((layer) => {
+      const rows = layer.writableRows(resourceType);
+      return rows === undefined || (rows.project !== undefined && rows.project !== projectId);
+    });
+  }
+
   private hidden(resourceType: string): string[] {
     return [...new Set(this.layers.flatMap((l) => l.hiddenFields(resourceType)))];
   }

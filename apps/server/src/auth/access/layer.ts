@@ -18,6 +18,17 @@ export interface AccessLayer {
   ): string | undefined;
   hiddenFields(resourceType: string): string[];
   readonlyFields(resourceType: string): string[];
+  /**
+   * Which rows of the type this layer lets be written, when that is simple enough to know without
+   * the database: every row ({}), or every row of one project ({ project }). Undefined when its
+   * write condition looks at the row itself (criteria, compartments) or allows no write.
+   */
+  writableRows(resourceType: string): WritableRows | undefined;
+}
+
+/** Rows a layer lets be written: all of them, or those of one project. */
+export interface WritableRows {
+  project?: string;
 }
 
 export const FALSE = 'FALSE';

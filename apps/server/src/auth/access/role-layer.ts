@@ -1,5 +1,5 @@
 import type { AccessInteraction, SqlParam } from '../../storage/types.js';
-import { FALSE, isWrite, typeLiteral, type AccessLayer } from './layer.js';
+import { FALSE, isWrite, typeLiteral, WRITE_INTERACTIONS, type AccessLayer, type WritableRows } from './layer.js';
 
 /** Only the super admin project may read or write these: sign-in state, keys, identity provider setup. */
 export const SUPER_ADMIN_TYPES = [
@@ -103,6 +103,17 @@ export class RoleLayer implements AccessLayer {
       conditions.push(`${alias}.project_id = ${param(this.projects.own)}::uuid`);
     }
     return conditions.length === 0 ? undefined : conditions.join(' AND ');
+  }
+
+  writableRows(resourceType: string): WritableRows | undefined {
+    if (this.role === 'super') {
+      return {};
+    }
+    if (!WRITE_INTERACTIONS.some((i) => this.allows(resourceType, i))) {
+      return undefined;
+    }
+    // The same pin as condition() puts on writes.
+    return this.projects ? { project: this.projects.own } : {};
   }
 
   hiddenFields(resourceType: string): string[] {

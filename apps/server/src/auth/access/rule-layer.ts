@@ -1,5 +1,14 @@
 import type { AccessInteraction, SqlParam } from '../../storage/types.js';
-import { anyOf, FALSE, isWrite, typeLiteral, type AccessLayer, type ConditionBuilder } from './layer.js';
+import {
+  anyOf,
+  FALSE,
+  isWrite,
+  typeLiteral,
+  WRITE_INTERACTIONS,
+  type AccessLayer,
+  type ConditionBuilder,
+  type WritableRows,
+} from './layer.js';
 
 /** One compiled grant: a type (or '*'), the interactions it allows, and the rows it covers. */
 export interface AccessRule {
@@ -61,6 +70,13 @@ export class RuleLayer implements AccessLayer {
       }
     }
     return parts.length ? anyOf(parts) : FALSE;
+  }
+
+  writableRows(resourceType: string): WritableRows | undefined {
+    // A rule without a row condition opens every row to its interactions: if one grants a write,
+    // the layer's write condition (an OR over the rules) is no condition at all.
+    const open = WRITE_INTERACTIONS.some((i) => this.matching(resourceType, i).some((r) => r.condition === undefined));
+    return open ? {} : undefined;
   }
 
   hiddenFields(resourceType: string): string[] {
