@@ -391,7 +391,14 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     );
   }
 
-  app.post('/oauth2/authorize/patient', async (request, reply) => {
+  /**
+   * The start of every later step of a sign-in (patient choice, profile choice, MFA): the carried
+   * authorization request is valid again, and the pending login it names belongs to that client.
+   */
+  async function continuedSignIn(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<{ fields: Fields; login: Login; client: ClientApplication } | FastifyReply> {
     const fields = fieldsOf(request);
     const checked = await validate(fields, reply);
     if (!('client' in checked)) {
@@ -399,6 +406,15 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     }
     const login = await readPendingLogin(deps, fields.login);
     assertSameClient(login, checked.client);
+    return { fields, login, client: checked.client };
+  }
+
+  app.post('/oauth2/authorize/patient', async (request, reply) => {
+    const step = await continuedSignIn(request, reply);
+    if (!('login' in step)) {
+      return step;
+    }
+    const { fields, login } = step;
     if (!login.code || !needsPatientPick(login)) {
       fail(badRequest('This sign-in is not choosing a patient', 'login'));
     }
@@ -426,24 +442,20 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
   });
 
   app.post('/oauth2/authorize/profile', async (request, reply) => {
-    const fields = fieldsOf(request);
-    const checked = await validate(fields, reply);
-    if (!('client' in checked)) {
-      return checked;
+    const step = await continuedSignIn(request, reply);
+    if (!('login' in step)) {
+      return step;
     }
-    const login = await readPendingLogin(deps, fields.login);
-    assertSameClient(login, checked.client);
-    return finish(reply, fields, checked.client, await chooseMembershipById(deps, login, fields.profile));
+    const { fields, login, client } = step;
+    return finish(reply, fields, client, await chooseMembershipById(deps, login, fields.profile));
   });
 
   app.post('/oauth2/authorize/mfa', async (request, reply) => {
-    const fields = fieldsOf(request);
-    const checked = await validate(fields, reply);
-    if (!('client' in checked)) {
-      return checked;
+    const step = await continuedSignIn(request, reply);
+    if (!('login' in step)) {
+      return step;
     }
-    const login = await readPendingLogin(deps, fields.login);
-    assertSameClient(login, checked.client);
+    const { fields, login, client } = step;
     const user = await readByReference<User>(deps.pool, login.user.reference);
     if (!user) {
       fail(forbiddenWith('Login has no user'));
@@ -451,7 +463,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     const enrol = fields.enroll === '1';
     const verified = await verifySignInFactor(deps, login, user, fields.token, enrol);
     const next = await nextStep(deps, verified, { ...user, mfaEnrolled: user.mfaEnrolled || enrol });
-    return finish(reply, fields, checked.client, next);
+    return finish(reply, fields, client, next);
   });
 }
 
