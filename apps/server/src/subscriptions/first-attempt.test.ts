@@ -14,7 +14,7 @@ let bClosed = false;
 let receiver: Receiver;
 const config = {
   outboundAllowList: ['127.0.0.1'],
-  // Requests may take 5 s: an attempt outlives the evaluation job's 2 s budget and is backed by a job.
+  // Requests may take 5 s: an attempt outlives the evaluation job's 1 s budget and is backed by a job.
   outboundTimeoutMs: 5000,
   jobRetryDelaySeconds: 1,
   jobPollingIntervalMs: 500,

@@ -10,8 +10,8 @@ export interface FirstAttemptDeps {
   retryDelaySeconds: number;
   /**
    * How long the evaluation job waits for its first attempts. An attempt still unanswered then is
-   * backed by a delivery job and finishes on its own, so a slow receiver never holds up the
-   * evaluations of other subscriptions or projects.
+   * backed by a delivery job and finishes on its own, so a slow receiver holds an evaluation
+   * worker (shared by all projects) for this long at most.
    */
   budgetMs: number;
   /** When that backing job runs if the attempt never reports (its process died): past the attempt's own time limit. */

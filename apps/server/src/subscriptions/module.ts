@@ -47,7 +47,7 @@ export interface SubscriptionModule {
 /** Binding tokens live as long as an access token by default. */
 const TOKEN_TTL_SECONDS = 3600;
 /** How long an evaluation job waits for the first attempts it makes (first-attempt.ts). */
-const FIRST_ATTEMPT_BUDGET_MS = 2000;
+const FIRST_ATTEMPT_BUDGET_MS = 1000;
 
 /**
  * R4 criteria subscriptions: a write listener queues evaluation jobs; evaluation makes the first
