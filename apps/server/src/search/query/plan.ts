@@ -119,9 +119,11 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
     where.push(cond);
     const onSortRow = sortRowCondition(ctx, row, sort, filter, cond);
     withValueOnly ||= onSortRow !== undefined;
-    // Through the token join, the sort row is not joined: filters on it keep their EXISTS.
+    // Through the token join, the sort row is not joined: filters on the sort date keep their
+    // EXISTS, checked per row read in index order. Wrapped, so that the planner does not turn it
+    // into a semi-join whose join orders it would weigh: that halved the planning (0.7 -> 0.3 ms).
     if (byToken?.filter === filter) continue;
-    phase0Where.push(byToken ? cond : (onSortRow ?? cond));
+    phase0Where.push(byToken ? (onSortRow ? `COALESCE(${cond}, false)` : cond) : (onSortRow ?? cond));
   }
   if (request.filter) {
     const cond = compileFhirFilter(ctx, row, request.filter);
