@@ -5,11 +5,11 @@
  * register. Screenshots of the main screens go to artifacts/screenshots/.
  */
 import { HearthClient, MemoryStorage, type Resource } from '@hearth/core';
-import { authenticator } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../server/src/test/app.js';
 import { CHROMIUM, CHROMIUM_ARGS, ensureAppBuilt, hasChromium, screenshotDir } from './harness.js';
+import { freshTotp } from '../../server/src/test/totp.js';
 
 const ADMIN_EMAIL = 'admin@example.com';
 const ADMIN_PASSWORD = 'correct-horse-battery-9';
@@ -611,9 +611,9 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await user.signInWithPassword({ email: USER_EMAIL, password });
     const status = await user.get<{ enrollUri: string }>('auth/mfa/status');
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
-    await user.post('auth/mfa/enroll', { token: authenticator.generate(secret) }, 'application/json');
+    await user.post('auth/mfa/enroll', { token: freshTotp(secret) }, 'application/json');
     const started = await user.startLogin({ email: USER_EMAIL, password });
-    const code = started.code ? undefined : (await user.verifyMfa(started.login, authenticator.generate(secret))).code;
+    const code = started.code ? undefined : (await user.verifyMfa(started.login, freshTotp(secret))).code;
     expect(code ?? started.code).toBeTruthy();
     await user.post('auth/newproject', { login: started.login, projectName: 'Second lab' }, 'application/json', {
       noAuth: true,
@@ -626,7 +626,7 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     const otp = page.getByLabel('Authentication code');
     await otp.waitFor();
     await shot('signin-mfa');
-    await otp.fill(authenticator.generate(secret));
+    await otp.fill(freshTotp(secret));
     await page.getByRole('button', { name: 'Verify' }).click();
     // Memberships name their project by display when the server gives one, else by reference.
     const { rows } = await server.pool.query<{ id: string }>(

@@ -5,12 +5,12 @@
  */
 import { statSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { authenticator } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '@hearth/core';
 import { createProject, createUser } from '../../../server/src/auth/projects.js';
 import { createTestApp, getFreePort, type TestApp } from '../../../server/src/test/app.js';
 import { ensureCliBuilt, runCli, startCli, tempHome, waitForStderr } from '../test/cli.test-util.js';
+import { freshTotp } from '../../../server/src/test/totp.js';
 
 let t: TestApp;
 let home: ReturnType<typeof tempHome>;
@@ -177,7 +177,7 @@ describe('hearth login with a second factor', () => {
     expect(secret).toBeTruthy();
     expect(existsSync(profileFile('mfa'))).toBe(false);
 
-    const enrolled = await login({}, '--mfa-code', authenticator.generate(secret));
+    const enrolled = await login({}, '--mfa-code', freshTotp(secret));
     expect(enrolled.stderr).toBe('');
     expect(enrolled.code).toBe(0);
     expect(enrolled.stdout).toContain('Tess Totp');
@@ -188,7 +188,7 @@ describe('hearth login with a second factor', () => {
     const wrong = await login({}, '--mfa-code', '000000');
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('Invalid MFA token');
-    const fromEnv = await login({ HEARTH_MFA_CODE: authenticator.generate(secret) });
+    const fromEnv = await login({ HEARTH_MFA_CODE: freshTotp(secret) });
     expect(fromEnv.code).toBe(0);
     const me = JSON.parse((await hearth(['whoami', '--json', '--profile', 'mfa'])).stdout);
     expect(me.user.email).toBe(email);

@@ -1,6 +1,7 @@
 import { authenticator } from 'otplib';
 import QRCode from 'qrcode';
 import { badRequest, fail } from '@hearth/core';
+import type { Queryable } from '../platform/postgres.js';
 import type { AuthDeps } from './deps.js';
 import type { Login, Project, User } from './types.js';
 import { hitCounter } from './counters.js';
@@ -30,15 +31,40 @@ export async function enrolment(user: User, secret: string): Promise<{ enrollUri
   return { enrollUri, enrollQrCode: await QRCode.toDataURL(enrollUri) };
 }
 
-export function verifyTotp(secret: string | undefined, token: unknown): boolean {
+const STEP_MS = 30_000;
+
+/** The time step (RFC 6238's counter) whose code `token` is, within the allowed drift; undefined when it is none. */
+function matchedStep(secret: string | undefined, token: unknown, now: number): number | undefined {
   if (!secret || typeof token !== 'string' || !/^\d{6}$/.test(token)) {
-    return false;
+    return undefined;
   }
   try {
-    return authenticator.verify({ token, secret });
+    const delta = authenticator.checkDelta(token, secret);
+    return delta === null ? undefined : Math.floor(now / STEP_MS) + delta;
   } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Checks a code and spends it: a code accepted once for this user is refused afterwards, even
+ * inside its validity window (RFC 6238, section 5.2), so a code seen over someone's shoulder or
+ * replayed from a captured request is worth nothing. Every server process shares the record.
+ */
+export async function spendTotp(
+  db: Queryable,
+  userId: string | undefined,
+  secret: string | undefined,
+  token: unknown,
+  now = Date.now(),
+): Promise<boolean> {
+  const step = matchedStep(secret, token, now);
+  if (step === undefined) {
     return false;
   }
+  // The counter's window is the code's own time step, so the record is found whatever the clock says now.
+  const { count } = await hitCounter(db, `mfa-used:${userId ?? ''}:${step}`, STEP_MS, step * STEP_MS);
+  return count === 1;
 }
 
 export function generateTotpSecret(): string {
@@ -71,8 +97,8 @@ export async function mfaStep(
   return undefined;
 }
 
-export function assertTotp(secret: string | undefined, token: unknown): void {
-  if (!verifyTotp(secret, token)) {
+export async function assertTotp(db: Queryable, user: User, token: unknown): Promise<void> {
+  if (!(await spendTotp(db, user.id, user.mfaSecret, token))) {
     fail(badRequest('Invalid MFA token', 'token'));
   }
 }
@@ -82,7 +108,7 @@ export function assertTotp(secret: string | undefined, token: unknown): void {
  * fall to guessing, so a sign-in gets five wrong codes, then it is revoked.
  */
 export async function verifyLoginTotp(deps: AuthDeps, login: Login, user: User, token: unknown): Promise<Login> {
-  if (!verifyTotp(user.mfaSecret, token)) {
+  if (!(await spendTotp(deps.pool, user.id, user.mfaSecret, token))) {
     const { count } = await hitCounter(deps.pool, `mfa-fail:${login.id}`, 15 * 60 * 1000);
     await auditLogin(deps, {
       outcome: 'failure',

@@ -41,7 +41,7 @@ export async function mfaRoutes(app: FastifyInstance, auth: AuthModule): Promise
     if (user.mfaEnrolled) {
       fail(badRequest('Already enrolled'));
     }
-    assertTotp(user.mfaSecret, objectBody(request).token);
+    await assertTotp(deps.pool, user, objectBody(request).token);
     await saveUser({ ...user, mfaEnrolled: true });
     return reply.send(allOk);
   });
@@ -51,7 +51,7 @@ export async function mfaRoutes(app: FastifyInstance, auth: AuthModule): Promise
     if (!user.mfaEnrolled) {
       fail(badRequest('Not enrolled'));
     }
-    assertTotp(user.mfaSecret, objectBody(request).token);
+    await assertTotp(deps.pool, user, objectBody(request).token);
     const { mfaSecret: _secret, ...rest } = user;
     await saveUser({ ...rest, mfaEnrolled: false } as User);
     return reply.send(allOk);

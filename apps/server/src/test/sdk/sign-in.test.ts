@@ -4,7 +4,6 @@
  * enrolment on the way), client credentials, an existing token, renewal before expiry with one
  * refresh in flight, renewal after a refused token, onUnauthenticated, sign-out.
  */
-import { authenticator } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   HearthClient,
@@ -18,6 +17,7 @@ import {
 import { createProject, createUser } from '../../auth/projects.js';
 import { createTestApp, getFreePort, type TestApp } from '../app.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig } from './server.test-util.js';
+import { freshTotp } from '../totp.js';
 
 let t: TestApp;
 
@@ -157,7 +157,7 @@ describe('HearthClient sign-in against a server', () => {
     const status = await user.get<{ enrolled: boolean; enrollUri: string }>('auth/mfa/status');
     expect(status.enrolled).toBe(false);
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
-    await user.post('auth/mfa/enroll', { token: authenticator.generate(secret) }, 'application/json');
+    await user.post('auth/mfa/enroll', { token: freshTotp(secret) }, 'application/json');
 
     const asked: boolean[] = [];
     const again = newClient();
@@ -168,7 +168,7 @@ describe('HearthClient sign-in against a server', () => {
       {
         getMfaCode: ({ enroll }) => {
           asked.push(enroll);
-          return authenticator.generate(secret);
+          return freshTotp(secret);
         },
       },
     );
@@ -188,7 +188,7 @@ describe('HearthClient sign-in against a server', () => {
       {
         getMfaCode: ({ enroll, enrollUri, enrollQrCode }) => {
           asked.push({ enroll, uri: enrollUri, qr: enrollQrCode });
-          return authenticator.generate(new URL(enrollUri as string).searchParams.get('secret') as string);
+          return freshTotp(new URL(enrollUri as string).searchParams.get('secret') as string);
         },
       },
     );

@@ -1,0 +1,22 @@
+import { authenticator } from 'otplib';
+
+const STEP_MS = 30_000;
+const spent = new Map<string, Set<number>>();
+
+/**
+ * A valid TOTP code of `secret` that no earlier call returned. The server spends each code once
+ * (a replay is refused), so a test that signs in twice within 30 s needs the code of another
+ * time step: the current one first, then the next and the previous (the server allows one step
+ * of drift either way).
+ */
+export function freshTotp(secret: string, now = Date.now()): string {
+  const step = Math.floor(now / STEP_MS);
+  const used = spent.get(secret) ?? new Set<number>();
+  spent.set(secret, used);
+  const pick = [step, step + 1, step - 1].find((s) => !used.has(s));
+  if (pick === undefined) {
+    throw new Error('freshTotp: three codes of one secret were used within 30 s; a fourth would be a replay');
+  }
+  used.add(pick);
+  return authenticator.clone({ epoch: pick * STEP_MS + 1_000 }).generate(secret);
+}
