@@ -164,6 +164,53 @@ describe('project admin', () => {
     expect((await call('POST', owner, { admin: false })).statusCode).toBe(403);
   });
 
+  it('keeps an admin from removing or demoting their own membership', async () => {
+    const admin = await addTestMember(t.app, t.services, pid(), { membership: { admin: true } });
+    const own = `/admin/projects/${pid()}/members/${admin.membership.id}`;
+    for (const [method, payload] of [
+      ['DELETE', undefined],
+      ['POST', { admin: false }],
+      ['POST', { active: false }],
+    ] as const) {
+      const res = await call(method, own, payload, admin.headers);
+      expect(res.statusCode, `${method} ${JSON.stringify(payload)}`).toBe(403);
+      expect(res.json().issue[0].details.text).toMatch(/your own/);
+    }
+    // Edits that keep them an active admin are theirs to make, and another admin may demote them.
+    expect((await call('POST', own, { profile: { display: 'Self' } }, admin.headers)).json().profile.display).toBe(
+      'Self',
+    );
+    expect((await call('POST', own, { admin: false })).json().admin).toBe(false);
+    expect((await call('DELETE', own)).statusCode).toBe(200);
+  });
+
+  it('changes only the label of a profile, and rejects a malformed one', async () => {
+    const member = await addTestMember(t.app, t.services, pid());
+    const url = `/admin/projects/${pid()}/members/${member.membership.id}`;
+    const before = member.membership.profile?.reference;
+    const res = await call('POST', url, { profile: { reference: 'Patient/elsewhere', display: ' Dr Who ' } });
+    expect(res.json().profile).toEqual({ reference: before, display: 'Dr Who' });
+    expect((await call('POST', url, { profile: { display: '' } })).json().profile).toEqual({ reference: before });
+    expect((await call('POST', url, { profile: { display: 7 } })).statusCode).toBe(400);
+  });
+
+  it('keeps one active admin in a project without an owner', async () => {
+    const p = await createTestProject(t.app, t.services, 'Ownerless');
+    const repo = t.services.auth.deps.systemRepo(p.projectId);
+    const { owner: _owner, ...project } = p.project;
+    await repo.updateResource(project);
+    const superAdmin = await signIn(t.app, t.superAdmin.email, t.superAdmin.password);
+    const headers = { authorization: `Bearer ${superAdmin.access_token}` };
+    const only = `/admin/projects/${p.projectId}/members/${p.membership.id}`;
+    const removed = await call('DELETE', only, undefined, headers);
+    expect(removed.statusCode).toBe(403);
+    expect(removed.json().issue[0].details.text).toMatch(/at least one active admin/);
+    expect((await call('POST', only, { active: false }, headers)).statusCode).toBe(403);
+    // With a second admin, the first may go.
+    const second = await addTestMember(t.app, t.services, p.projectId, { membership: { admin: true } });
+    expect((await call('DELETE', only, undefined, second.headers)).statusCode).toBe(200);
+  });
+
   it('is closed to members who are not admins and to other projects', async () => {
     const member = await addTestMember(t.app, t.services, pid());
     for (const [method, url] of [

@@ -220,9 +220,16 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   app.post(
     '/admin/projects/:projectId/members/:membershipId',
     async (request: P<{ projectId: string; membershipId: string }>, reply) => {
-      const { project } = await requireProjectAdmin(auth, request, request.params.projectId);
+      const { caller, project } = await requireProjectAdmin(auth, request, request.params.projectId);
       const current = await memberOf(auth, project, request.params.membershipId);
       const b = body(request);
+      const display = (b.profile as Reference | undefined)?.display;
+      if (
+        b.profile !== undefined &&
+        (typeof b.profile !== 'object' || (display !== undefined && typeof display !== 'string'))
+      ) {
+        fail(badRequest('profile must be { display }', 'profile'));
+      }
       const accessPolicy =
         b.accessPolicy === null
           ? undefined
@@ -237,6 +244,11 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
         ...(typeof b.externalId === 'string' ? { externalId: b.externalId } : {}),
         ...(Array.isArray(b.access) ? { access: b.access as ProjectMembership['access'] } : {}),
       };
+      // Of the profile, only its label may change (what admin lists show); empty removes it.
+      if (typeof display === 'string' && current.profile) {
+        const { display: _old, ...reference } = current.profile;
+        next.profile = display.trim() ? { ...reference, display: display.trim() } : reference;
+      }
       if (accessPolicy) {
         next.accessPolicy = accessPolicy;
       } else {
@@ -245,6 +257,13 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       if (isOwner(project, current) && (next.admin === false || next.active === false)) {
         fail(forbiddenWith("The project owner's membership stays an active admin"));
       }
+      const demoted = isActiveAdmin(current) && !isActiveAdmin(next);
+      if (demoted && current.id === caller.membership.id) {
+        fail(forbiddenWith('You cannot remove your own admin rights or deactivate your own membership'));
+      }
+      if (demoted) {
+        await assertAnotherAdmin(auth, project, current);
+      }
       return reply.send((await deps.systemRepo(project.id).updateResource(next)).resource);
     },
   );
@@ -252,10 +271,16 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   app.delete(
     '/admin/projects/:projectId/members/:membershipId',
     async (request: P<{ projectId: string; membershipId: string }>, reply) => {
-      const { project } = await requireProjectAdmin(auth, request, request.params.projectId);
+      const { caller, project } = await requireProjectAdmin(auth, request, request.params.projectId);
       const current = await memberOf(auth, project, request.params.membershipId);
       if (isOwner(project, current)) {
         fail(forbiddenWith("The project owner's membership cannot be removed"));
+      }
+      if (current.id === caller.membership.id) {
+        fail(forbiddenWith('You cannot remove your own membership'));
+      }
+      if (isActiveAdmin(current)) {
+        await assertAnotherAdmin(auth, project, current);
       }
       await deps.systemRepo(project.id).deleteResource('ProjectMembership', current.id as string);
       return reply.code(200).send({
@@ -270,6 +295,18 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
 
 function isOwner(project: Project, membership: ProjectMembership): boolean {
   return Boolean(project.owner?.reference) && project.owner?.reference === membership.user?.reference;
+}
+
+function isActiveAdmin(membership: ProjectMembership): boolean {
+  return membership.admin === true && membership.active !== false;
+}
+
+/** A project keeps at least one active admin (a super admin acting from elsewhere could otherwise orphan it). */
+async function assertAnotherAdmin(auth: AuthModule, project: Project, leaving: ProjectMembership): Promise<void> {
+  const memberships = await findProjectMemberships(auth.deps.pool, project.id as string);
+  if (!memberships.some((m) => m.id !== leaving.id && isActiveAdmin(m))) {
+    fail(forbiddenWith('A project keeps at least one active admin: make another member an admin first'));
+  }
 }
 
 async function currentProject(auth: AuthModule, project: Project): Promise<Project> {
