@@ -22,6 +22,7 @@ import type {
   CreateClientApplicationRequest,
   GraphQLResponse,
   InviteRequest,
+  ProjectMemberUpdate,
   RequestOptions,
   UploadProgress,
   ValueSetExpandParams,
@@ -168,6 +169,39 @@ export class HearthClient extends FhirClient {
   /** Invites a user into a project (POST /admin/projects/{projectId}/invite). */
   invite(projectId: string, body: InviteRequest, options?: RequestOptions): Promise<ProjectMembership> {
     return this.post(`admin/projects/${encodeURIComponent(projectId)}/invite`, body, 'application/json', options);
+  }
+
+  /** One membership of a project (GET /admin/projects/{projectId}/members/{membershipId}). */
+  getProjectMember(projectId: string, membershipId: string, options?: RequestOptions): Promise<ProjectMembership> {
+    return this.get(this.memberUrl(projectId, membershipId), { cache: 'no-cache', ...options });
+  }
+
+  /**
+   * Changes a membership's admin flag, active flag, access policy (null removes it) or profile
+   * label (POST /admin/projects/{projectId}/members/{membershipId}). The server refuses, with a
+   * 403 outcome, to demote the project owner, the caller's own membership, or the last active admin.
+   */
+  updateProjectMember(
+    projectId: string,
+    membership: ProjectMemberUpdate,
+    options?: RequestOptions,
+  ): Promise<ProjectMembership> {
+    if (!membership.id) {
+      return Promise.reject(new OperationOutcomeError(badRequest('The membership has no id', 'id')));
+    }
+    return this.post(this.memberUrl(projectId, membership.id), membership, 'application/json', options);
+  }
+
+  /**
+   * Removes a member from a project (DELETE /admin/projects/{projectId}/members/{membershipId});
+   * the same rules as updateProjectMember keep the owner, oneself and the last admin.
+   */
+  removeProjectMember(projectId: string, membershipId: string, options?: RequestOptions): Promise<OperationOutcome> {
+    return this.delete(this.memberUrl(projectId, membershipId), options);
+  }
+
+  private memberUrl(projectId: string, membershipId: string): string {
+    return `admin/projects/${encodeURIComponent(projectId)}/members/${encodeURIComponent(membershipId)}`;
   }
 
   /** Creates a client application, with its secret (POST /admin/projects/{projectId}/client). */

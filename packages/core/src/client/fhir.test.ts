@@ -371,4 +371,22 @@ describe('operations, binaries and administration', () => {
     expect((await client.createBot('pr1', { name: 'bot' })).id).toBe('b1');
     expect(await client.getProjectAdmin('pr1')).toEqual({ project: { id: 'pr1' } });
   });
+
+  it('reads, updates and removes a project member at its own path', async () => {
+    const { mock, client } = setup(0);
+    const member = { resourceType: 'ProjectMembership', id: 'm 1', admin: false };
+    mock.on('GET', '/admin/projects/pr1/members/m%201', () => json(member));
+    mock.on('POST', '/admin/projects/pr1/members/m%201', (req) => json({ ...member, ...JSON.parse(req.body) }));
+    mock.on('DELETE', '/admin/projects/pr1/members/m%201', () =>
+      json({ resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational' }] }),
+    );
+    expect((await client.getProjectMember('pr1', 'm 1')).id).toBe('m 1');
+    const updated = await client.updateProjectMember('pr1', { id: 'm 1', admin: true, accessPolicy: null });
+    expect(updated.admin).toBe(true);
+    expect(JSON.parse(mock.requests[1].body)).toEqual({ id: 'm 1', admin: true, accessPolicy: null });
+    expect(mock.requests[1].headers['content-type']).toBe('application/json');
+    expect((await client.removeProjectMember('pr1', 'm 1')).resourceType).toBe('OperationOutcome');
+    expect(mock.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'DELETE']);
+    await expect(client.updateProjectMember('pr1', { id: '' })).rejects.toThrow('The membership has no id');
+  });
 });

@@ -238,6 +238,20 @@ export interface InviteRequest {
   readonly scope?: 'project' | 'server';
 }
 
+/** POST /admin/projects/{projectId}/members/{id}: fields left out stay as they are. */
+export interface ProjectMemberUpdate {
+  readonly id: string;
+  readonly admin?: boolean;
+  readonly active?: boolean;
+  /** null removes the membership's policy. */
+  readonly accessPolicy?: Reference | null;
+  readonly access?: ProjectMembership['access'];
+  /** Only the profile's label can change; its reference stays. */
+  readonly profile?: { readonly display?: string };
+  readonly userName?: string;
+  readonly externalId?: string;
+}
+
 /** POST /admin/projects/{projectId}/client. */
 export interface CreateClientApplicationRequest {
   readonly name: string;
