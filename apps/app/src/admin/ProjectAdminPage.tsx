@@ -66,7 +66,12 @@ export function ProjectAdminPage(): ReactNode {
           </Table>
         </Tabs.Panel>
         <Tabs.Panel value="users" pt="md">
-          <UsersTab projectId={id} members={data.members} onChanged={project.reload} />
+          <UsersTab
+            projectId={id}
+            members={data.members}
+            onChanged={project.reload}
+            ownMembershipId={details?.membership?.id}
+          />
         </Tabs.Panel>
         <Tabs.Panel value="clients" pt="md">
           <ClientsTab projectId={id} clients={data.clients} onChanged={project.reload} />

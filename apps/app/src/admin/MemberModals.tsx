@@ -1,0 +1,161 @@
+import { Button, Checkbox, Group, Loader, Modal, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
+import type { Resource } from '@hearth/core';
+import { OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
+import { useState, type ReactNode } from 'react';
+import type { ProjectAdminDetails } from './types.js';
+
+export type Member = ProjectAdminDetails['members'][number];
+
+/** How a member is named in lists and dialogs: the profile's label, else the user's. */
+export function memberName(m: Member): string {
+  return m.profile?.display ?? m.user?.display ?? m.profile?.reference ?? m.user?.reference ?? m.id;
+}
+
+/**
+ * Edits a membership: admin flag, active flag, access policy (one of the project's, or none) and
+ * the profile's label. The server decides what is allowed (owner, own membership, last admin) and
+ * its outcome is shown as is.
+ */
+export function EditMemberModal(props: {
+  projectId: string;
+  member: Member;
+  onClose: () => void;
+  onSaved: () => void;
+}): ReactNode {
+  const { projectId, member } = props;
+  const client = useHearth();
+  const policies = useAsync<Resource[]>(
+    async () => (await client.searchResources('AccessPolicy', { _count: '200' }, { cache: 'no-cache' })) as Resource[],
+    'member-policies',
+  );
+  const [form, setForm] = useState({
+    display: member.profile?.display ?? '',
+    admin: member.admin === true,
+    active: member.active !== false,
+    accessPolicy: member.accessPolicy?.reference ?? '',
+  });
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const options = [
+    { value: '', label: 'None' },
+    ...(policies.data ?? []).map((p) => ({ value: `AccessPolicy/${p.id}`, label: String(p.name ?? p.id) })),
+  ];
+  // A policy the list did not return (more than 200, or unreadable) still shows as selected.
+  if (form.accessPolicy && !options.some((o) => o.value === form.accessPolicy)) {
+    options.push({ value: form.accessPolicy, label: member.accessPolicy?.display ?? form.accessPolicy });
+  }
+  return (
+    <Modal opened onClose={props.onClose} title={`Edit member: ${memberName(member)}`}>
+      <form
+        aria-label="Edit member"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          try {
+            await client.updateProjectMember(projectId, {
+              id: member.id,
+              admin: form.admin,
+              active: form.active,
+              accessPolicy: form.accessPolicy ? { reference: form.accessPolicy } : null,
+              ...(member.profile ? { profile: { display: form.display.trim() } } : {}),
+            });
+            props.onSaved();
+          } catch (err) {
+            setError(err);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <Stack gap="sm">
+          {member.profile && (
+            <TextInput
+              label="Display name"
+              description="How this member is labelled in lists; empty shows the profile's own name"
+              value={form.display}
+              onChange={(e) => setForm({ ...form, display: e.currentTarget.value })}
+            />
+          )}
+          <Checkbox
+            label="Project admin"
+            checked={form.admin}
+            onChange={(e) => setForm({ ...form, admin: e.currentTarget.checked })}
+          />
+          <Switch
+            label="Active"
+            description="An inactive member cannot sign in to this project"
+            checked={form.active}
+            onChange={(e) => setForm({ ...form, active: e.currentTarget.checked })}
+          />
+          <Select
+            label="Access policy"
+            data={options}
+            value={form.accessPolicy}
+            allowDeselect={false}
+            disabled={policies.loading && !policies.data}
+            rightSection={policies.loading && !policies.data ? <Loader size="xs" /> : undefined}
+            onChange={(v) => setForm({ ...form, accessPolicy: v ?? '' })}
+          />
+          {policies.error !== undefined && <OperationOutcomeAlert error={policies.error} />}
+          <OperationOutcomeAlert error={error} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={props.onClose} disabled={busy}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy}>
+              Save
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+/** Asks before removing a member; the server refuses for the owner, oneself and the last admin. */
+export function RemoveMemberModal(props: {
+  projectId: string;
+  member: Member;
+  onClose: () => void;
+  onRemoved: () => void;
+}): ReactNode {
+  const { projectId, member } = props;
+  const client = useHearth();
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  return (
+    <Modal opened onClose={props.onClose} title="Remove member">
+      <Stack gap="sm">
+        <Text>
+          Remove <b>{memberName(member)}</b> from this project? They lose access to it at once; their user account and
+          profile stay.
+        </Text>
+        <OperationOutcomeAlert error={error} />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={props.onClose} disabled={busy}>
+            Cancel
+          </Button>
+          <Button
+            color="red"
+            loading={busy}
+            onClick={async () => {
+              setBusy(true);
+              setError(undefined);
+              try {
+                await client.removeProjectMember(projectId, member.id);
+                props.onRemoved();
+              } catch (err) {
+                setError(err);
+              } finally {
+                setBusy(false);
+              }
+            }}
+          >
+            Remove
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
