@@ -1,8 +1,8 @@
 /**
  * The web app end to end in Chromium against a real server: sign in, create a Patient through the
  * generated form, find it with SearchControl filters, edit it, see the history diff, fill in a
- * questionnaire, see a vitals chart, invite a user, create a client, write and execute a bot,
- * register. Screenshots of the main screens go to artifacts/screenshots/.
+ * questionnaire, see a vitals chart, invite a user, edit and remove a member, create a client,
+ * write and execute a bot, register. Screenshots of the main screens go to artifacts/screenshots/.
  */
 import { HearthClient, MemoryStorage, type Resource } from '@hearth/core';
 import type { Browser, Page } from 'playwright-core';
@@ -418,6 +418,40 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
       .getByText('Invitation pending')
       .waitFor();
     await shot('admin-users');
+  }, 120_000);
+
+  it('edits a member to admin with a display name, refuses removing oneself, and removes a member', async () => {
+    const members = page.getByRole('table', { name: 'Project members' });
+    await members.getByRole('button', { name: 'Edit Grace Hopper' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit member: Grace Hopper' });
+    await edit.getByLabel('Project admin').check();
+    await edit.getByLabel(/^Display name/).fill('Rear Admiral Hopper');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+    const grace = members.getByRole('row').filter({ hasText: 'Rear Admiral Hopper' });
+    await grace.getByText('Admin', { exact: true }).waitFor();
+    await shot('admin-users-edited');
+
+    // The server keeps the signed-in admin's own membership (here also the owner's); its reason shows.
+    const own = members.getByRole('row').filter({ has: page.getByText('You', { exact: true }) });
+    await own.getByRole('button', { name: /^Remove / }).click();
+    const confirmOwn = page.getByRole('dialog', { name: 'Remove member' });
+    await confirmOwn.getByRole('button', { name: 'Remove', exact: true }).click();
+    await confirmOwn
+      .getByRole('alert')
+      .getByText(/cannot be removed|your own membership/)
+      .waitFor();
+    await confirmOwn.getByRole('button', { name: 'Cancel' }).click();
+    await confirmOwn.waitFor({ state: 'detached' });
+
+    await grace.getByRole('button', { name: 'Remove Rear Admiral Hopper' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Remove member' });
+    await confirm.getByText('Remove Rear Admiral Hopper from this project?').waitFor();
+    await confirm.getByRole('button', { name: 'Remove', exact: true }).click();
+    await confirm.waitFor({ state: 'detached' });
+    await grace.waitFor({ state: 'detached' });
+    expect(await members.getByRole('row').filter({ hasText: 'grace@example.com' }).count()).toBe(0);
+    expect(await own.count()).toBe(1);
   }, 120_000);
 
   it('creates a client and shows its secret once', async () => {
