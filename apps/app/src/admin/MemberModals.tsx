@@ -97,6 +97,12 @@ export function EditMemberModal(props: {
             rightSection={policies.loading && !policies.data ? <Loader size="xs" /> : undefined}
             onChange={(v) => setForm({ ...form, accessPolicy: v ?? '' })}
           />
+          {!!member.access?.length && (
+            <Text size="sm" c="dimmed">
+              Also has {member.access.length} parameterised access {member.access.length === 1 ? 'policy' : 'policies'},
+              kept as they are.
+            </Text>
+          )}
           {policies.error !== undefined && <OperationOutcomeAlert error={policies.error} />}
           <OperationOutcomeAlert error={error} />
           <Group justify="flex-end">

@@ -13,6 +13,8 @@ const MEMBERS: ProjectAdminDetails['members'] = [
     profile: { reference: 'Practitioner/p1', display: 'Ada Admin' },
     admin: true,
     active: true,
+    accessPolicy: { reference: 'AccessPolicy/ap2' },
+    access: [{ policy: { reference: 'AccessPolicy/ap1' } }],
   },
   {
     id: 'm2',
@@ -91,12 +93,20 @@ describe('UsersTab', () => {
     });
     await user.click(screen.getByRole('button', { name: 'Edit Ada Admin' }));
     const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText(/1 parameterised access policy/)).toBeTruthy();
+    const policy = within(dialog).getByRole('textbox', { name: 'Access policy' });
+    await waitFor(() => expect((policy as HTMLInputElement).value).toBe('Front desk'));
     await user.click(within(dialog).getByLabelText('Project admin'));
+    await user.click(policy);
+    await user.click(await screen.findByRole('option', { name: 'None' }));
     await user.click(within(dialog).getByRole('button', { name: 'Save' }));
 
     expect((await within(dialog).findByRole('alert')).textContent).toContain('cannot remove your own admin rights');
     expect(onChanged).not.toHaveBeenCalled();
-    expect(requests.find((r) => r.method === 'POST')?.body).toMatchObject({ admin: false, accessPolicy: null });
+    const body = requests.find((r) => r.method === 'POST')?.body;
+    expect(body).toMatchObject({ admin: false, accessPolicy: null });
+    // The parameterised policies are not this form's to change.
+    expect(body).not.toHaveProperty('access');
     expect(screen.getByRole('dialog')).toBeTruthy();
   });
 

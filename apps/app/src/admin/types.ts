@@ -11,6 +11,8 @@ export interface ProjectAdminDetails {
     active?: boolean;
     invited?: boolean;
     accessPolicy?: Reference;
+    /** Policies with parameters (ProjectMembership.access). */
+    access?: { policy?: Reference }[];
   }[];
   clients: ClientApplication[];
   bots: Bot[];
