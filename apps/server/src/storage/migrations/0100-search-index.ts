@@ -9,6 +9,17 @@ import type { Migration } from './index.js';
  * Text compared as bytes (COLLATE "C") where only equality and prefixes matter: faster, and a
  * plain btree then serves LIKE 'abc%'.
  */
+/** The lookup tables, one per parameter kind (later migrations tune them all). */
+export const INDEX_TABLES = [
+  'search_token',
+  'search_string',
+  'search_date',
+  'search_number',
+  'search_quantity',
+  'search_reference',
+  'search_uri',
+] as const;
+
 export const m0100SearchIndex: Migration = {
   id: 100,
   name: 'search: lookup tables per parameter kind',

@@ -2,6 +2,7 @@ import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
 import { m0100SearchIndex } from './0100-search-index.js';
 import { m0101SearchContained } from './0101-search-contained.js';
+import { m0103SearchAutovacuum } from './0103-search-autovacuum.js';
 import { m0102SearchTokenSortDates } from './0102-search-token-sort-dates.js';
 import { m0200AuthLookups } from './0200-auth-lookups.js';
 import { m0300JobQueue } from './0300-job-queue.js';
@@ -21,6 +22,7 @@ export const migrations: Migration[] = [
   m0100SearchIndex,
   m0101SearchContained,
   m0102SearchTokenSortDates,
+  m0103SearchAutovacuum,
   m0200AuthLookups,
   m0201PlatformUniqueIds,
   m0300JobQueue,
