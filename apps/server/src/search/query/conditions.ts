@@ -56,7 +56,13 @@ export function existsRow(
   if (ctx.idBound && row.alias === 'r' && !match.negate) {
     pred += ` AND ${x}.resource_id ${ctx.idBound.op} ${ctx.bind(ctx.idBound.value)}`;
   }
-  const sql = `EXISTS (SELECT 1 FROM ${TABLES[match.kind].table} ${x} WHERE ${x}.resource_id = ${rowId(row)} AND ${x}.project_id = ${row.alias}.project_id AND ${typeExpr(ctx, row, x)} AND ${x}.code = ${ctx.bind(match.code)}${pred})`;
+  const table = TABLES[match.kind].table;
+  // OFFSET 0 keeps the subquery whole (not pulled up into a join the planner could drive by value).
+  const from =
+    ctx.idsPinned && row.alias === 'r'
+      ? `(SELECT * FROM ${table} WHERE resource_id = ${rowId(row)} AND code = ${ctx.bind(match.code)} OFFSET 0) ${x}`
+      : `${table} ${x}`;
+  const sql = `EXISTS (SELECT 1 FROM ${from} WHERE ${x}.resource_id = ${rowId(row)} AND ${x}.project_id = ${row.alias}.project_id AND ${typeExpr(ctx, row, x)} AND ${x}.code = ${ctx.bind(match.code)}${pred})`;
   return match.negate ? `NOT ${sql}` : sql;
 }
 

@@ -52,6 +52,13 @@ export class QueryContext {
    * starts at the cursor too (PostgreSQL does not carry inequalities across a join).
    */
   idBound?: { op: '>=' | '<='; value: string };
+  /**
+   * When `_id=` names the main resources: their index rows are then probed per resource (a fenced
+   * subquery on (resource_id, code)), never scanned by value. With statistics that underrate a
+   * value, PostgreSQL otherwise read every index row of a common code to test a few resources
+   * (a subscription's criteria check: 6.6 ms instead of 0.05 ms).
+   */
+  idsPinned = false;
 
   constructor(
     readonly registry: SearchParamRegistry,

@@ -110,6 +110,7 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
   const warnings = ctx.warnings.length;
   const sort = planSort(ctx, row, request.sortRules ?? [], !single);
   const filters = (request.filters ?? []) as Filter[];
+  ctx.idsPinned = filters.some((f) => f.code === '_id' && f.operator === Operator.EQUALS && f.value !== '');
   const byToken = tokenSortJoin(ctx, row, sort, filters);
   const phase0Where = [...where];
   let withValueOnly = false;
