@@ -1,6 +1,6 @@
 import PgBoss from 'pg-boss';
 import type { Logger } from '../platform/logger.js';
-import { PG_DEADLOCK, pgErrorCode, type Pool } from '../platform/postgres.js';
+import { PG_DEADLOCK, pgErrorCode, preparedName, type Pool } from '../platform/postgres.js';
 import { JOB_SCHEMA } from '../storage/migrations/0300-job-queue.js';
 
 /** What a handler knows about the attempt it runs. */
@@ -62,6 +62,19 @@ export interface JobQueueOptions {
  * completes or fails each one on its own (a slow job never holds back the others). Jobs queued in
  * this process wake the loop at once; jobs queued elsewhere are found by polling.
  */
+/**
+ * Runs pg-boss's SQL. Its statements with parameters (fetch, send, complete: a few fixed texts)
+ * run as prepared statements, so each connection parses and plans them once: sent unnamed, their
+ * parse and plan cost more than their execution (0.47 of 0.61 ms per fetch, measured in the
+ * statement log of a firing subscription). Texts without parameters (migrations, several
+ * statements in one) keep the simple protocol.
+ */
+function runQueueSql(pool: Pool, text: string, values: unknown[] | undefined) {
+  return values && values.length > 0
+    ? pool.query({ name: preparedName('hearth_boss', text), text, values })
+    : pool.query(text, values);
+}
+
 export class JobQueue {
   private readonly boss: PgBoss;
   private readonly options: JobQueueOptions;
@@ -73,7 +86,7 @@ export class JobQueue {
   constructor(options: JobQueueOptions) {
     this.options = options;
     this.boss = new PgBoss({
-      db: { executeSql: (text: string, values: unknown[]) => options.pool.query(text, values) },
+      db: { executeSql: (text: string, values: unknown[]) => runQueueSql(options.pool, text, values) },
       schema: JOB_SCHEMA,
       // Cron scheduling is not used; maintenance (expiring lost attempts, archiving) runs everywhere.
       schedule: false,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 /** Numbers beyond 2^53 are rare in our schema; bigint counts come back as numbers. */
@@ -57,4 +58,21 @@ export const PG_QUERY_CANCELED = '57014';
 
 export function pgErrorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+const preparedNames = new Map<string, string>();
+const MAX_PREPARED_TEXTS = 2000;
+
+/**
+ * A prepared-statement name for a statement text that repeats (a shape of access guard, a job
+ * queue operation): each connection parses and plans it once. Past a bound
+ * (many distinct policies) new texts run unnamed rather than grow every connection's cache.
+ */
+export function preparedName(prefix: string, text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (!name && preparedNames.size < MAX_PREPARED_TEXTS) {
+    name = `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }

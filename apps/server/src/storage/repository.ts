@@ -12,7 +12,14 @@ import {
   validationError,
   type Resource,
 } from '@hearth/core';
-import { pgErrorCode, PG_UNIQUE_VIOLATION, type Pool, type PoolClient, type Queryable } from '../platform/postgres.js';
+import {
+  pgErrorCode,
+  preparedName,
+  PG_UNIQUE_VIOLATION,
+  type Pool,
+  type PoolClient,
+  type Queryable,
+} from '../platform/postgres.js';
 import { buildStoredVersion, parseStored } from './serialize.js';
 import {
   selectCurrent,
@@ -23,7 +30,6 @@ import {
   selectHistory,
   selectVersion,
   newVersionParts,
-  preparedName,
   versionKey,
   writeVersions,
   type CurrentRow,

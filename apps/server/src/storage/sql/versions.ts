@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { PoolClient, Queryable } from '../../platform/postgres.js';
+import { preparedName, type PoolClient, type Queryable } from '../../platform/postgres.js';
 import type { SqlParam, StoredVersion } from '../types.js';
 import { historyTable, resourceTable } from '../tables.js';
 
@@ -278,23 +277,6 @@ export function replaceVersionParts(
     ],
     written,
   };
-}
-
-const preparedNames = new Map<string, string>();
-const MAX_PREPARED_TEXTS = 2000;
-
-/**
- * A prepared-statement name for a statement whose text varies with the access guard: the same
- * guard shape gives the same text, so each connection parses and plans it once. Past a bound
- * (many distinct policies) new texts run unnamed rather than grow every connection's cache.
- */
-export function preparedName(prefix: string, text: string): string | undefined {
-  let name = preparedNames.get(text);
-  if (!name && preparedNames.size < MAX_PREPARED_TEXTS) {
-    name = `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
-    preparedNames.set(text, name);
-  }
-  return name;
 }
 
 /** Current rows of many resources of one type, in one query. */
