@@ -118,6 +118,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
       await jobs.stop(config.shutdownTimeoutMs);
       await audits.flush();
       bots.close();
+      await jobs.close();
     },
   };
 }

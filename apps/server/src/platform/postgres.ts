@@ -34,6 +34,25 @@ export function createPool(options: PoolOptions): pg.Pool {
   return pool;
 }
 
+/**
+ * A second, smaller pool to the same database whose connections plan every prepared statement
+ * once, generically (plan_cache_mode=force_generic_plan). Only for code whose statements are few
+ * fixed texts that seek by key, where PostgreSQL's default (re-planning each run while a custom
+ * plan looks cheaper) costs more than running them: the job queue's.
+ */
+export function genericPlanPool(pool: pg.Pool, max: number): pg.Pool {
+  const base = pool.options;
+  const derived = new pg.Pool({
+    ...base,
+    max,
+    options: `${base.options ?? ''} -c plan_cache_mode=force_generic_plan`.trim(),
+    // Its owner may still read through it after stopping (a job's state); idle, it never holds the process open.
+    allowExitOnIdle: true,
+  });
+  derived.on('error', () => undefined);
+  return derived;
+}
+
 /** Runs fn inside BEGIN/COMMIT; any throw rolls back. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
