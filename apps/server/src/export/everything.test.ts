@@ -161,6 +161,52 @@ describe('Patient/{id}/$everything', () => {
     expect(badType.status).toBe(400);
   });
 
+  it('keeps to care dates with start and end: dated resources inside them, undated ones always', async () => {
+    const carol = await post({ resourceType: 'Patient', name: [{ family: 'Carol' }] });
+    const subject = { reference: `Patient/${carol.id}` };
+    const dated = async (when: string) =>
+      post({
+        resourceType: 'Observation',
+        status: 'final',
+        code: { text: 'bp' },
+        subject,
+        effectiveDateTime: when,
+      } as Resource);
+    const early = await dated('2019-06-01');
+    const inside = await dated('2021-03-04T10:00:00Z');
+    const late = await dated('2023-01-15');
+    const visit = await post({
+      resourceType: 'Encounter',
+      status: 'finished',
+      class: { code: 'AMB' },
+      subject,
+      period: { start: '2020-12-30', end: '2021-01-02' },
+    } as Resource);
+    const undated = await post({ resourceType: 'Condition', subject, code: { text: 'asthma' } } as Resource);
+    const url = `/fhir/R4/Patient/${carol.id}/$everything`;
+
+    const { status, bundle } = await everything(`${url}?start=2020-01-01&end=2022-12-31`);
+    expect(status).toBe(200);
+    expect(keys(bundle, 'match')).toEqual(
+      [`Patient/${carol.id}`, `Observation/${inside.id}`, `Encounter/${visit.id}`, `Condition/${undated.id}`].sort(),
+    );
+    // Either bound alone; an end date covers its whole day.
+    expect(keys((await everything(`${url}?start=2022-01-01`)).bundle, 'match')).toContain(`Observation/${late.id}`);
+    expect(keys((await everything(`${url}?start=2022-01-01`)).bundle, 'match')).not.toContain(
+      `Observation/${inside.id}`,
+    );
+    const until = keys((await everything(`${url}?end=2019-06-01`)).bundle, 'match');
+    expect(until).toContain(`Observation/${early.id}`);
+    expect(until).not.toContain(`Encounter/${visit.id}`);
+    // The bounds are kept in the links.
+    expect(bundle.link?.find((l) => l.relation === 'self')?.url).toContain('start=2020-01-01');
+
+    const bad = await everything(`${url}?start=soon`);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.bundle)).toContain('start must be a FHIR date');
+    expect((await everything(`${url}?start=2022-01-01&end=2021-01-01`)).status).toBe(400);
+  });
+
   it('is 404 for an unknown patient and for a patient of another project', async () => {
     expect((await everything(`/fhir/R4/Patient/does-not-exist/$everything`)).status).toBe(404);
     const other = await createTestProject(t.app, t.services, 'Other');

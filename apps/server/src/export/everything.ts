@@ -8,6 +8,7 @@ import type { OperationDefinitionEntry } from '../fhir/operations/registry.js';
 import { sendJson } from '../http/fhir-reply.js';
 import { compartmentMemberTypes } from '../search/compartments.js';
 import { isResourceTypeName } from '../search/resource-types.js';
+import { parseDateRange, type DateRange } from '../search/values/dates.js';
 import type { SearchService } from '../search/service.js';
 import type { Repository } from '../storage/repository.js';
 
@@ -46,6 +47,26 @@ export function typeList(params: URLSearchParams): string[] | undefined {
     if (!isResourceTypeName(t)) fail(badRequest(`_type: unknown resource type "${t}"`, '_type'));
   }
   return [...new Set(values)];
+}
+
+/**
+ * `start` and `end` (dates or dateTimes): care dates from the start of `start` to the end of
+ * `end`, either open; undefined when neither is given.
+ */
+export function careDateRange(params: URLSearchParams): { low: number; high: number } | undefined {
+  const bound = (name: 'start' | 'end'): DateRange | undefined => {
+    const value = params.get(name);
+    if (value === null || value === '') return undefined;
+    const range = parseDateRange(value);
+    if (!range) fail(badRequest(`${name} must be a FHIR date or dateTime such as 2024-01-31`, name));
+    return range;
+  };
+  const start = bound('start');
+  const end = bound('end');
+  if (!start && !end) return undefined;
+  const range = { low: start?.low ?? -Infinity, high: end?.high ?? Infinity };
+  if (range.low >= range.high) fail(badRequest('start must not be after end', 'start'));
+  return range;
 }
 
 /** The types the caller may search (a SMART scope or policy may allow only some). */
@@ -107,6 +128,7 @@ export function everythingOperation(search: SearchService): OperationDefinitionE
         if (!/^\d+$/.test(count)) fail(badRequest('_count must be a non-negative integer', '_count'));
         params.set('_count', count);
       }
+      const careDates = careDateRange(given);
       const cursor = given.get('_cursor');
       if (cursor) params.set('_cursor', cursor);
       for (const type of EVERYTHING_REFERENCED_TYPES) {
@@ -121,6 +143,7 @@ export function everythingOperation(search: SearchService): OperationDefinitionE
                 params,
                 fhirBase,
                 strict: false,
+                careDates,
               }),
             ) as Bundle);
       bundle.link = everythingLinks(bundle, `${fhirBase}Patient/${id}/$everything`, given);

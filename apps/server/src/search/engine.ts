@@ -127,7 +127,7 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
     if (cursorKeys && idOrder && typeof cursorKeys[0] === 'string') {
       ctx.idBound = { op: idOrder === 'asc' ? '>=' : '<=', value: cursorKeys[0] };
     }
-    const compiled = compileSearch(ctx, request, compartment);
+    const compiled = compileSearch(ctx, request, compartment, input.careDates);
     compiled.refs = pageReferences(ctx, compiled.row, request.include ?? []);
     const links = new SearchLinks(input, compartment);
 

@@ -17,6 +17,11 @@ export interface SearchInput {
   fhirBase: string;
   /** Prefer: handling=strict|lenient */
   strict: boolean;
+  /**
+   * Patient/$everything's start/end: only resources whose care date (their `date` search
+   * parameter) overlaps [low, high), epoch ms; resources of types without one are all kept.
+   */
+  careDates?: { low: number; high: number };
 }
 
 export interface SearchService {

@@ -8,6 +8,7 @@ import { compileFhirFilter } from './filter-expression.js';
 import { planSort, type SortKey, type SortPlan } from './sort.js';
 import { candidateRows, type Candidates } from './candidates.js';
 import { tokenSortJoin } from './token-sort.js';
+import { clampMs, toTimestamp } from '../values/dates.js';
 
 /** Most search parameters in one search (each is a semi-join). */
 export const MAX_FILTERS = 50;
@@ -85,7 +86,27 @@ function compartmentCondition(ctx: QueryContext, row: RowRef, types: string[], c
 }
 
 /** Compiles the filters, _filter, compartment and sort of a search. */
-export function compileSearch(ctx: QueryContext, request: SearchRequest, compartment?: CompartmentRef): CompiledSearch {
+/**
+ * Care dates (Patient/$everything start/end, hl7.org/fhir/R4/patient-operation-everything.html):
+ * a resource with a `date` index row (the clinical-date parameter of its type) is kept when one
+ * overlaps [low, high); a resource without one (a Patient, a Medication) is always kept.
+ */
+function careDateCondition(ctx: QueryContext, row: RowRef, range: { low: number; high: number }): string {
+  const rowsOf = (d: string) =>
+    `FROM search_date ${d} WHERE ${d}.resource_id = ${row.alias}.id AND ${d}.project_id = ${row.alias}.project_id AND ${d}.resource_type = ${row.alias}.resource_type AND ${d}.code = 'date'`;
+  const any = ctx.alias('d');
+  const within = ctx.alias('d');
+  const low = ctx.bind(toTimestamp(clampMs(range.low)), 'timestamptz');
+  const high = ctx.bind(toTimestamp(clampMs(range.high)), 'timestamptz');
+  return `(NOT EXISTS (SELECT 1 ${rowsOf(any)}) OR EXISTS (SELECT 1 ${rowsOf(within)} AND ${within}.high > ${low} AND ${within}.low < ${high}))`;
+}
+
+export function compileSearch(
+  ctx: QueryContext,
+  request: SearchRequest,
+  compartment?: CompartmentRef,
+  careDates?: { low: number; high: number },
+): CompiledSearch {
   const types = searchTypes(request, compartment);
   const single = types.length === 1 ? types[0] : undefined;
   const row: RowRef = { alias: 'r', resourceType: single };
@@ -102,6 +123,9 @@ export function compileSearch(ctx: QueryContext, request: SearchRequest, compart
   }
   if (compartment) {
     where.push(compartmentCondition(ctx, row, types, compartment));
+  }
+  if (careDates) {
+    where.push(careDateCondition(ctx, row, careDates));
   }
   if ((request.filters?.length ?? 0) > MAX_FILTERS) {
     fail(badRequest(`A search may have at most ${MAX_FILTERS} parameters`));
