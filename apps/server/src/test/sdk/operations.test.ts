@@ -4,17 +4,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationOutcomeError } from '@hearth/core';
-import { HearthClient, MemoryStorage } from '@hearth/core';
-import { createTestApp, type TestApp } from '../app.js';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig } from './server.test-util.js';
+import type { HearthClient } from '@hearth/core';
+import type { TestApp } from '../app.js';
+import { serverWithSignedInAdmin } from './server.test-util.js';
 
 let t: TestApp;
 let hearth: HearthClient;
 
 beforeAll(async () => {
-  t = await createTestApp({ listen: true, config: authConfig() });
-  hearth = new HearthClient({ baseUrl: t.baseUrl, storage: new MemoryStorage(), cacheTime: 0 });
-  await hearth.signInWithPassword({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
+  ({ t, hearth } = await serverWithSignedInAdmin());
 });
 afterAll(async () => {
   await t?.close();
