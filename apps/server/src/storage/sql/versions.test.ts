@@ -199,3 +199,38 @@ describe('one-statement update', () => {
     expect(await runUpdate(await readToWrite('p102'), 'p102')).toBe(true);
   });
 });
+
+describe('type-level history pages', () => {
+  const other = randomUUID();
+
+  beforeAll(async () => {
+    await pool.query(
+      `INSERT INTO "Patient_History" (resource_type, id, project_id, version_id, last_updated, content)
+       SELECT 'Patient', 'o' || g, $1, 1, now() + (g || ' seconds')::interval, '{}' FROM generate_series(1, 5) g`,
+      [other],
+    );
+    await pool.query('ANALYZE "Patient_History"');
+  });
+
+  for (const count of [1, 2]) {
+    it(`read each of ${count} readable project(s) in index order, not by sorting every version`, async () => {
+      const projects = count === 1 ? [project] : [project, other];
+      const found = await plannedScans((q) => selectHistory(q, { resourceType: 'Patient', projects, count: 20 }));
+      const onHistory = found.filter((n) => n['Relation Name'] === 'Patient_History');
+      expect(onHistory).toHaveLength(count);
+      for (const node of onHistory) {
+        expect(node['Node Type']).toMatch(/Index/);
+        expect(node['Index Cond'] ?? '').toContain('project_id =');
+        // `= ANY(...)` cannot be walked in order: the page would sort every version.
+        expect(node['Index Cond'] ?? '').not.toContain('ANY');
+      }
+    });
+  }
+
+  it('merges the projects newest first, one page of the asked size', async () => {
+    const rows = await selectHistory(pool, { resourceType: 'Patient', projects: [project, other], count: 3 });
+    // The other project's five versions were written in the future: they come first, newest first.
+    expect(rows.map((r) => r.id)).toEqual(['o5', 'o4', 'o3', 'o2']);
+    expect(await selectHistory(pool, { resourceType: 'Patient', projects: [], count: 3 })).toEqual([]);
+  });
+});

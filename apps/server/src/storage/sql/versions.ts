@@ -375,6 +375,9 @@ function currentRowCondition(
   return `EXISTS (SELECT 1 FROM ${from} c WHERE c.resource_type = ${historyAlias}.resource_type AND c.project_id = ${historyAlias}.project_id AND c.id = ${historyAlias}.id AND (${inner}))`;
 }
 
+/** Up to this many readable projects, a history page reads each project's versions in index order. */
+const MAX_HISTORY_BRANCHES = 8;
+
 /**
  * Versions newest first, keyset-paged. Returns up to count + 1 rows so the caller knows whether
  * a next page exists without counting.
@@ -394,9 +397,14 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
   if (idParam) {
     where.push(`h.id = ${idParam}`);
   }
-  if (q.projects) {
+  // Each readable project on its own branch, by equality: `project_id = ANY(...)` cannot walk the
+  // (type, project, last_updated) index in order, so a type's history page sorted every version
+  // the projects hold (93 ms at 200,000 versions against 0.07 ms by equality).
+  const projectParams =
+    q.projects && q.projects.length > 0 && q.projects.length <= MAX_HISTORY_BRANCHES ? q.projects.map(p) : undefined;
+  if (q.projects && !projectParams) {
     where.push(`h.project_id = ANY(${p(q.projects)}::uuid[])`);
-  } else if (q.resourceType && typeParam && idParam) {
+  } else if (!q.projects && q.resourceType && typeParam && idParam) {
     where.push(projectsOfId('h', idParam, typeParam, q.resourceType));
   }
   if (q.since) {
@@ -425,11 +433,18 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
     where.push(visible);
   }
   const from = q.resourceType ? historyTable(q.resourceType) : 'resource_history';
-  const sql = `SELECT h.resource_type, h.id, h.project_id, h.version_id, h.last_updated, h.deleted, h.content
+  const limit = p(q.count + 1);
+  const order = 'ORDER BY h.last_updated DESC, h.resource_type, h.id, h.version_id DESC';
+  const select = (
+    conditions: string[],
+  ) => `SELECT h.resource_type, h.id, h.project_id, h.version_id, h.last_updated, h.deleted, h.content
     FROM ${from} h
-    ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-    ORDER BY h.last_updated DESC, h.resource_type, h.id, h.version_id DESC
-    LIMIT ${p(q.count + 1)}`;
+    ${conditions.length ? 'WHERE ' + conditions.join(' AND ') : ''}
+    ${order} LIMIT ${limit}`;
+  const sql =
+    projectParams && projectParams.length > 1
+      ? `SELECT * FROM (${projectParams.map((project) => `(${select([...where, `h.project_id = ${project}::uuid`])})`).join(' UNION ALL ')}) h ${order} LIMIT ${limit}`
+      : select(projectParams ? [...where, `h.project_id = ${projectParams[0]}::uuid`] : where);
   const result = await db.query<CurrentDbRow>({ name: preparedName('hearth_hist', sql), text: sql, values: params });
   return result.rows.map(toCurrentRow);
 }
