@@ -1,3 +1,4 @@
+import { INDEX_TABLES } from './0100-search-index.js';
 import type { Migration } from './index.js';
 
 /**
@@ -10,15 +11,7 @@ export const m0101SearchContained: Migration = {
   id: 101,
   name: 'search: index rows of contained resources',
   async up(client) {
-    for (const table of [
-      'search_token',
-      'search_string',
-      'search_date',
-      'search_number',
-      'search_quantity',
-      'search_reference',
-      'search_uri',
-    ]) {
+    for (const table of INDEX_TABLES) {
       await client.query(`ALTER TABLE ${table} ADD COLUMN owner_id text`);
       await client.query(`CREATE INDEX ${table}_owner_idx ON ${table} (owner_id) WHERE owner_id IS NOT NULL`);
     }
