@@ -13,9 +13,12 @@ export function freshTotp(secret: string, now = Date.now()): string {
   const step = Math.floor(now / STEP_MS);
   const used = spent.get(secret) ?? new Set<number>();
   spent.set(secret, used);
-  const pick = [step, step + 1, step - 1].find((s) => !used.has(s));
+  // The server takes a code of step c while its own step is c - 1, c or c + 1: a code must stay
+  // valid for a few seconds more (the previous step's expires at the end of this one).
+  const validAWhile = (c: number) => (c - 1) * STEP_MS <= now && now + 5_000 < (c + 2) * STEP_MS;
+  const pick = [step, step + 1, step - 1].find((s) => !used.has(s) && validAWhile(s));
   if (pick === undefined) {
-    throw new Error('freshTotp: three codes of one secret were used within 30 s; a fourth would be a replay');
+    throw new Error('freshTotp: every code of this secret valid now was used (a replay); wait for the next 30 s step');
   }
   used.add(pick);
   return authenticator.clone({ epoch: pick * STEP_MS + 1_000 }).generate(secret);

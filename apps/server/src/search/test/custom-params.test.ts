@@ -203,6 +203,19 @@ describe('custom SearchParameter resources', () => {
   });
 
   it('reindex rebuilds lost index rows', async () => {
+    // The background reindexes queued by earlier tests' SearchParameters end first: one still
+    // running would write this Patient's rows back on its own (seen once under a loaded full run).
+    const unfinished = async () =>
+      (
+        await t.pool.query<{ id: string }>(
+          `SELECT id FROM pgboss.job WHERE name = $1 AND data->>'projectId' = $2 AND state NOT IN ('completed', 'cancelled', 'failed')`,
+          [REINDEX_QUEUE, t.testProject.projectId],
+        )
+      ).rows.map((r) => r.id);
+    for (let i = 0; i < 300 && (await unfinished()).length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await unfinished()).toEqual([]);
     const p = await post({ resourceType: 'Patient', name: [{ family: 'Reindexed' }] }, t.authHeaders);
     await t.pool.query('DELETE FROM search_string WHERE resource_id = $1', [p.id]);
     expect(ids((await get('Patient?name=reindexed', t.authHeaders)).body)).toEqual([]);
