@@ -154,6 +154,9 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     page.on('request', watch);
     const query = '{ PatientList(name: "Zebrafish") { id name { family } } }';
     await page.goto(url(`/graphiql?query=${encodeURIComponent(query)}`));
+    // GraphiQL creates its editors after loading CodeMirror; a click before both exist runs nothing.
+    await page.locator('.graphiql-query-editor .CodeMirror', { hasText: 'Zebrafish' }).waitFor();
+    await page.locator('.graphiql-response .CodeMirror').waitFor();
     await page.getByRole('button', { name: /^Execute query/ }).click();
     await page.locator('.graphiql-response', { hasText: patientId }).waitFor();
     await shot('graphiql');
@@ -645,9 +648,9 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await user.signInWithPassword({ email: USER_EMAIL, password });
     const status = await user.get<{ enrollUri: string }>('auth/mfa/status');
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
-    await user.post('auth/mfa/enroll', { token: freshTotp(secret) }, 'application/json');
+    await user.post('auth/mfa/enroll', { token: await freshTotp(secret) }, 'application/json');
     const started = await user.startLogin({ email: USER_EMAIL, password });
-    const code = started.code ? undefined : (await user.verifyMfa(started.login, freshTotp(secret))).code;
+    const code = started.code ? undefined : (await user.verifyMfa(started.login, await freshTotp(secret))).code;
     expect(code ?? started.code).toBeTruthy();
     await user.post('auth/newproject', { login: started.login, projectName: 'Second lab' }, 'application/json', {
       noAuth: true,
@@ -660,7 +663,7 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     const otp = page.getByLabel('Authentication code');
     await otp.waitFor();
     await shot('signin-mfa');
-    await otp.fill(freshTotp(secret));
+    await otp.fill(await freshTotp(secret));
     await page.getByRole('button', { name: 'Verify' }).click();
     // Memberships name their project by display when the server gives one, else by reference.
     const { rows } = await server.pool.query<{ id: string }>(

@@ -177,7 +177,7 @@ describe('hearth login with a second factor', () => {
     expect(secret).toBeTruthy();
     expect(existsSync(profileFile('mfa'))).toBe(false);
 
-    const enrolled = await login({}, '--mfa-code', freshTotp(secret));
+    const enrolled = await login({}, '--mfa-code', await freshTotp(secret));
     expect(enrolled.stderr).toBe('');
     expect(enrolled.code).toBe(0);
     expect(enrolled.stdout).toContain('Tess Totp');
@@ -188,7 +188,7 @@ describe('hearth login with a second factor', () => {
     const wrong = await login({}, '--mfa-code', '000000');
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('Invalid MFA token');
-    const fromEnv = await login({ HEARTH_MFA_CODE: freshTotp(secret) });
+    const fromEnv = await login({ HEARTH_MFA_CODE: await freshTotp(secret) });
     expect(fromEnv.code).toBe(0);
     const me = JSON.parse((await hearth(['whoami', '--json', '--profile', 'mfa'])).stdout);
     expect(me.user.email).toBe(email);

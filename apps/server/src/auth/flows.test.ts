@@ -307,7 +307,7 @@ describe('TOTP second factor', () => {
     expect(status.enrollQrCode).toMatch(/^data:image\/png;base64,/);
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
     expect((await json('POST', '/auth/mfa/enroll', { token: '000000' }, headers)).statusCode).toBe(400);
-    expect((await json('POST', '/auth/mfa/enroll', { token: freshTotp(secret) }, headers)).statusCode).toBe(200);
+    expect((await json('POST', '/auth/mfa/enroll', { token: await freshTotp(secret) }, headers)).statusCode).toBe(200);
 
     const pkce = pkcePair();
     const login = await json('POST', '/auth/login', {
@@ -319,7 +319,7 @@ describe('TOTP second factor', () => {
     expect(login.json()).toEqual({ login: login.json().login, mfaRequired: true });
     const verified = await json('POST', '/auth/mfa/verify', {
       login: login.json().login,
-      token: freshTotp(secret),
+      token: await freshTotp(secret),
     });
     expect(verified.statusCode).toBe(200);
     expect(verified.json().code).toBeTruthy();
@@ -337,7 +337,7 @@ describe('TOTP second factor', () => {
     }
     const late = await json('POST', '/auth/mfa/verify', {
       login: again.json().login,
-      token: freshTotp(secret),
+      token: await freshTotp(secret),
     });
     expect(late.statusCode).toBe(400);
     // Each wrong code is a failed sign-in in the audit trail; the fifth revoked the sign-in.
@@ -356,7 +356,7 @@ describe('TOTP second factor', () => {
     const headers = { authorization: `Bearer ${tokens.access_token}` };
     const status = (await json('GET', '/auth/mfa/status', undefined, headers)).json();
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
-    expect((await json('POST', '/auth/mfa/enroll', { token: freshTotp(secret) }, headers)).statusCode).toBe(200);
+    expect((await json('POST', '/auth/mfa/enroll', { token: await freshTotp(secret) }, headers)).statusCode).toBe(200);
 
     const startLogin = async () =>
       (
@@ -367,13 +367,13 @@ describe('TOTP second factor', () => {
           codeChallengeMethod: 'S256',
         })
       ).json().login as string;
-    const code = freshTotp(secret);
+    const code = await freshTotp(secret);
     expect((await json('POST', '/auth/mfa/verify', { login: await startLogin(), token: code })).statusCode).toBe(200);
     const replayed = await json('POST', '/auth/mfa/verify', { login: await startLogin(), token: code });
     expect(replayed.statusCode).toBe(400);
     expect(replayed.json().issue[0].details.text).toBe('Invalid MFA token');
     // Another valid code (the next time step's) still works.
-    const next = await json('POST', '/auth/mfa/verify', { login: await startLogin(), token: freshTotp(secret) });
+    const next = await json('POST', '/auth/mfa/verify', { login: await startLogin(), token: await freshTotp(secret) });
     expect(next.statusCode).toBe(200);
   });
 
@@ -385,10 +385,10 @@ describe('TOTP second factor', () => {
     const status = (await json('GET', '/auth/mfa/status', undefined, headers)).json();
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
     expect((await json('POST', '/auth/mfa/disable', { token: '123456' }, headers)).statusCode).toBe(400);
-    await json('POST', '/auth/mfa/enroll', { token: freshTotp(secret) }, headers);
+    await json('POST', '/auth/mfa/enroll', { token: await freshTotp(secret) }, headers);
     expect((await json('GET', '/auth/me', undefined, headers)).json().security.mfaEnrolled).toBe(true);
     expect((await json('POST', '/auth/mfa/disable', { token: 'abcdef' }, headers)).statusCode).toBe(400);
-    expect((await json('POST', '/auth/mfa/disable', { token: freshTotp(secret) }, headers)).statusCode).toBe(200);
+    expect((await json('POST', '/auth/mfa/disable', { token: await freshTotp(secret) }, headers)).statusCode).toBe(200);
     // Signing in needs no second factor any more.
     const again = await signIn(t.app, 'mfa.off@example.com', 'mfa off password');
     expect(again.access_token).toBeTruthy();
@@ -421,7 +421,7 @@ describe('TOTP second factor', () => {
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
     const enrolled = await json('POST', '/auth/mfa/login-enroll', {
       login: login.json().login,
-      token: freshTotp(secret),
+      token: await freshTotp(secret),
     });
     expect(enrolled.json().code).toBeTruthy();
   });
@@ -473,7 +473,7 @@ describe('TOTP second factor', () => {
       ...carried,
       login,
       enroll: '1',
-      token: freshTotp(secret),
+      token: await freshTotp(secret),
     });
     expect(done.statusCode).toBe(302);
     const location = new URL(done.headers.location as string);

@@ -157,7 +157,7 @@ describe('HearthClient sign-in against a server', () => {
     const status = await user.get<{ enrolled: boolean; enrollUri: string }>('auth/mfa/status');
     expect(status.enrolled).toBe(false);
     const secret = new URL(status.enrollUri).searchParams.get('secret') as string;
-    await user.post('auth/mfa/enroll', { token: freshTotp(secret) }, 'application/json');
+    await user.post('auth/mfa/enroll', { token: await freshTotp(secret) }, 'application/json');
 
     const asked: boolean[] = [];
     const again = newClient();
@@ -166,7 +166,7 @@ describe('HearthClient sign-in against a server', () => {
     const profile = await again.signInWithPassword(
       { email, password },
       {
-        getMfaCode: ({ enroll }) => {
+        getMfaCode: async ({ enroll }) => {
           asked.push(enroll);
           return freshTotp(secret);
         },
@@ -186,7 +186,7 @@ describe('HearthClient sign-in against a server', () => {
     const profile = await hearth.signInWithPassword(
       { email, password },
       {
-        getMfaCode: ({ enroll, enrollUri, enrollQrCode }) => {
+        getMfaCode: async ({ enroll, enrollUri, enrollQrCode }) => {
           asked.push({ enroll, uri: enrollUri, qr: enrollQrCode });
           return freshTotp(new URL(enrollUri as string).searchParams.get('secret') as string);
         },
