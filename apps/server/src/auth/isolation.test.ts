@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { createTestProject, type TestProject } from '../test/auth.js';
+import { createTestProject, signIn, type TestProject } from '../test/auth.js';
 
 const FHIR = 'application/fhir+json';
 let t: TestApp;
@@ -169,6 +169,43 @@ describe("a member of project A cannot reach project B's data", () => {
     const system = await get('/fhir/R4/_history?_count=1000');
     expect(system.statusCode).toBe(200);
     assertNoB(system.body);
+  });
+
+  it("a super admin's type and system history pages through both projects, newest first", async () => {
+    const admin = await signIn(t.app, t.superAdmin.email, t.superAdmin.password);
+    const headers = { authorization: `Bearer ${admin.access_token}` };
+    /** Follows `next` links from `first`, for up to `maxPages` pages. */
+    type Seen = { id: string; version: string; lastUpdated: string };
+    const walk = async (first: string, maxPages: number): Promise<Seen[]> => {
+      const seen: Seen[] = [];
+      let url: string | undefined = first;
+      for (let page = 0; url && page < maxPages; page++) {
+        const res = await t.app.inject({ url, headers });
+        expect(res.statusCode).toBe(200);
+        const bundle = res.json() as { entry?: { resource: Resource }[]; link?: { relation: string; url: string }[] };
+        for (const e of bundle.entry ?? []) {
+          const { resourceType, id, meta } = e.resource;
+          seen.push({
+            id: id as string,
+            version: `${resourceType}/${id}/${meta?.versionId}`,
+            lastUpdated: meta?.lastUpdated as string,
+          });
+        }
+        const next = bundle.link?.find((l) => l.relation === 'next')?.url;
+        url = next ? new URL(next).pathname + new URL(next).search : undefined;
+      }
+      return seen;
+    };
+    const patients = await walk('/fhir/R4/Patient/_history?_count=1', 20);
+    expect(patients.map((p) => p.id)).toEqual(expect.arrayContaining([ids.a.patient, ids.b.patient]));
+    // Sign-ins write AuditEvents after the seeding: the seeded resources follow them.
+    const system = await walk('/fhir/R4/_history?_count=7', 10);
+    expect(system.map((p) => p.id)).toEqual(expect.arrayContaining([...Object.values(ids.a), ...Object.values(ids.b)]));
+    for (const page of [patients, system]) {
+      expect(new Set(page.map((p) => p.version)).size).toBe(page.length);
+      const times = page.map((p) => p.lastUpdated);
+      expect(times).toEqual([...times].sort().reverse());
+    }
   });
 
   it('batch entries answer 404 for B', async () => {

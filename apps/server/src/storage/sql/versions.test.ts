@@ -233,4 +233,61 @@ describe('type-level history pages', () => {
     expect(rows.map((r) => r.id)).toEqual(['o5', 'o4', 'o3', 'o2']);
     expect(await selectHistory(pool, { resourceType: 'Patient', projects: [], count: 3 })).toEqual([]);
   });
+
+  // More than eight readable projects, or all of them (a super admin): one page from each project.
+  const many = () => [project, other, ...Array.from({ length: 9 }, () => randomUUID())];
+  for (const [who, projects] of [
+    ['nine or more readable projects', many],
+    ['a super admin (every project)', () => undefined],
+  ] as const) {
+    it(`reads, for ${who}, each project's versions in index order and keeps the newest`, async () => {
+      const found = await plannedScans((q) =>
+        selectHistory(q, { resourceType: 'Patient', projects: projects(), count: 20 }),
+      );
+      const onHistory = found.filter((n) => n['Relation Name'] === 'Patient_History');
+      expect(onHistory.length).toBeGreaterThan(0);
+      for (const node of onHistory) {
+        expect(node['Node Type']).toMatch(/Index/);
+        expect(node['Index Cond'] ?? '').not.toContain('ANY');
+      }
+      // One scan reads a page per project, by equality; for all projects, the walk from one project
+      // to the next starts with one probe (LIMIT 1) in project order.
+      const byProject = onHistory.filter((n) => /project_id = /.test(n['Index Cond'] ?? ''));
+      expect(byProject).toHaveLength(1);
+      expect(onHistory.length - byProject.length).toBeLessThanOrEqual(projects() ? 0 : 1);
+
+      const page = await selectHistory(pool, { resourceType: 'Patient', projects: projects(), count: 6 });
+      expect(page.slice(0, 5).map((r) => r.id)).toEqual(['o5', 'o4', 'o3', 'o2', 'o1']);
+      expect(page).toHaveLength(7);
+      // The next page goes on from the cursor, across projects, in the same order.
+      const last = page[5];
+      const next = await selectHistory(pool, {
+        resourceType: 'Patient',
+        projects: projects(),
+        count: 2,
+        before: { lastUpdated: last.lastUpdated, resourceType: 'Patient', id: last.id, versionId: last.versionId },
+      });
+      const key = (r: { id: string; versionId: number; projectId: string }) => `${r.projectId}/${r.id}/${r.versionId}`;
+      expect(key(next[0])).toBe(key(page[6]));
+      expect(next).toHaveLength(3);
+    });
+  }
+
+  it('reads system-level history (every type) of every project, newest first', async () => {
+    const encounterProject = randomUUID();
+    await pool.query(
+      `INSERT INTO "Encounter_History" (resource_type, id, project_id, version_id, last_updated, content)
+       VALUES ('Encounter', 'e1', $1, 1, now() + interval '1 hour', '{}')`,
+      [encounterProject],
+    );
+    const rows = await selectHistory(pool, { projects: undefined, count: 3 });
+    expect(rows.map((r) => `${r.resourceType}/${r.id}`)).toEqual([
+      'Encounter/e1',
+      'Patient/o5',
+      'Patient/o4',
+      'Patient/o3',
+    ]);
+    const readable = await selectHistory(pool, { projects: [...many(), encounterProject], count: 1 });
+    expect(readable.map((r) => `${r.resourceType}/${r.id}`)).toEqual(['Encounter/e1', 'Patient/o5']);
+  });
 });
