@@ -406,11 +406,13 @@ export async function selectHistory(db: Queryable, q: HistoryQuery): Promise<Cur
     where.push(`h.id = ${idParam}`);
   }
   const from = q.resourceType ? historyTable(q.resourceType) : 'resource_history';
-  const perProject = !idParam && (!q.projects || q.projects.length > 0);
   const projectParams =
-    perProject && q.projects && q.projects.length <= MAX_HISTORY_BRANCHES ? q.projects.map(p) : undefined;
-  const projectSource = perProject && !projectParams ? projectsToPage(from, typeParam, q.projects, p) : undefined;
-  if (q.projects && !perProject) {
+    q.projects && q.projects.length > 0 && q.projects.length <= MAX_HISTORY_BRANCHES ? q.projects.map(p) : undefined;
+  const projectSource =
+    !idParam && !projectParams && (!q.projects || q.projects.length > 0)
+      ? projectsToPage(from, typeParam, q.projects, p)
+      : undefined;
+  if (q.projects && !projectParams && !projectSource) {
     where.push(`h.project_id = ANY(${p(q.projects)}::uuid[])`);
   } else if (!q.projects && q.resourceType && typeParam && idParam) {
     where.push(projectsOfId('h', idParam, typeParam, q.resourceType));
