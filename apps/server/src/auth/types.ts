@@ -181,6 +181,13 @@ export const PREVIOUS_REFRESH_SECRET_EXTENSION =
   'https://hearth.dev/fhir/StructureDefinition/login-previous-refresh-secret';
 export const REFRESH_ROTATED_AT_EXTENSION = 'https://hearth.dev/fhir/StructureDefinition/login-refresh-rotated-at';
 
+/**
+ * Extension on Login (valueString): the SMART launch context the user chose while signing in,
+ * `patient` once the patient picker answered, `encounter` once the encounter picker did ("No
+ * encounter" too). A Login with a launch but without it came from an EHR launch.
+ */
+export const CHOSEN_CONTEXT_EXTENSION = 'https://hearth.dev/fhir/StructureDefinition/login-chosen-context';
+
 export function loginExtension(login: Login, url: string): string | undefined {
   const e = login.extension?.find((x) => x.url === url);
   return e?.valueString ?? e?.valueUri;

@@ -16,115 +16,22 @@ import { verifyPassword } from '../passwords.js';
 import { findUserByEmail, readByReference } from '../store.js';
 import type { ClientApplication, Login, Project, User } from '../types.js';
 import { requestInfo } from './common.js';
-import { splitScope } from '../access/scopes.js';
+import {
+  CARRIED,
+  displayName,
+  escapeHtml,
+  fieldsOf,
+  hidden,
+  page,
+  redirectWith,
+  sendHtml,
+  type Fields,
+  type HumanName,
+} from './pages.js';
+import { needsEncounterPick, needsPatientPick, withChosenContext } from '../launch-pick.js';
+import { encounterPicker } from './encounter-picker.js';
 import { nextStep } from '../login-flow.js';
 import { verifySignInFactor } from '../mfa.js';
-
-type Fields = Record<string, string | undefined>;
-type HumanName = { given?: string[]; family?: string; text?: string };
-
-function displayName(names: HumanName[] | undefined): string {
-  const name = names?.[0];
-  return name?.text ?? ([...(name?.given ?? []), name?.family].filter(Boolean).join(' ') || 'Unnamed patient');
-}
-
-/** The authorization request parameters carried through the sign-in pages (RFC 6749 §4.1.1, SMART). */
-const CARRIED = [
-  'response_type',
-  'client_id',
-  'redirect_uri',
-  'scope',
-  'state',
-  'code_challenge',
-  'code_challenge_method',
-  'nonce',
-  'launch',
-  'aud',
-];
-
-function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  );
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title><style>
-body{font-family:system-ui,sans-serif;background:#f6f6f4;display:flex;justify-content:center;padding-top:8vh;margin:0}
-main{background:#fff;border:1px solid #ddd;border-radius:8px;padding:2rem;width:22rem}
-h1{font-size:1.3rem;margin:0 0 1rem}label{display:block;margin:.8rem 0 .2rem;font-size:.9rem}
-input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:.5rem;font-size:1rem}
-button{margin-top:1.2rem;width:100%;padding:.6rem;font-size:1rem;background:#c2410c;color:#fff;border:0;border-radius:4px}
-.error{color:#b91c1c;margin:.5rem 0}.choice{display:block;margin:.4rem 0}</style></head>
-<body><main>${body}</main></body></html>`;
-}
-
-function hidden(fields: Fields, names: string[]): string {
-  return names
-    .filter((n) => fields[n] !== undefined)
-    .map((n) => `<input type="hidden" name="${n}" value="${escapeHtml(fields[n] as string)}">`)
-    .join('');
-}
-
-/**
- * The CSP source of a (registered, already checked) redirect URI: its origin, or its scheme for a
- * custom scheme. Browsers apply form-action to the redirects that follow a form post too, so the
- * forms of these pages, which end in a redirect to the client, must be allowed to go there.
- */
-function redirectSource(redirectUri: string | undefined): string {
-  if (!redirectUri) {
-    return '';
-  }
-  try {
-    const url = new URL(redirectUri);
-    if (url.protocol === 'http:' || url.protocol === 'https:') {
-      return ` ${url.origin}`;
-    }
-    return /^[a-z][a-z0-9+.-]*:$/i.test(url.protocol) ? ` ${url.protocol}` : '';
-  } catch {
-    return '';
-  }
-}
-
-function sendHtml(reply: FastifyReply, status: number, html: string, redirectUri?: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('x-frame-options', 'DENY')
-    .header(
-      'content-security-policy',
-      `default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'${redirectSource(redirectUri)}`,
-    )
-    .send(html);
-}
-
-function redirectWith(
-  reply: FastifyReply,
-  redirectUri: string,
-  params: Record<string, string | undefined>,
-): FastifyReply {
-  const url = new URL(redirectUri);
-  for (const [k, v] of Object.entries(params)) {
-    if (v !== undefined) {
-      url.searchParams.set(k, v);
-    }
-  }
-  return reply.header('cache-control', 'no-store').redirect(url.toString(), 302);
-}
-
-function fieldsOf(request: FastifyRequest): Fields {
-  const source = (request.method === 'GET' ? request.query : request.body) as Record<string, unknown> | undefined;
-  const out: Fields = {};
-  for (const [k, v] of Object.entries(source ?? {})) {
-    if (typeof v === 'string') {
-      out[k] = v;
-    }
-  }
-  return out;
-}
 
 /** The browser flow of RFC 6749 §4.1 with a server-rendered sign-in page, SMART standalone and EHR launch. */
 export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): Promise<void> {
@@ -132,6 +39,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
   const fhirBase = `${deps.config.baseUrl}fhir/R4`;
   // Forms post to absolute paths: the pages are served at /oauth2/authorize and at its sub-paths.
   const actions = `${new URL(deps.config.baseUrl).pathname}oauth2/authorize`;
+  const encounters = encounterPicker(auth, fhirBase, actions);
 
   /**
    * Checks the authorization request. Problems with the client or redirect URI are shown here,
@@ -211,6 +119,9 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       const login = await readByReference<Login>(deps.pool, `Login/${result.login}`);
       if (login && needsPatientPick(login)) {
         return patientPicker(reply, fields, login);
+      }
+      if (login && needsEncounterPick(login)) {
+        return encounters.show(reply, fields, login);
       }
       return redirectWith(reply, fields.redirect_uri as string, { code: result.code, state: fields.state });
     }
@@ -347,15 +258,6 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
    * SMART standalone launch with launch/patient by a user who is not a patient: the server asks
    * which patient (App Launch 2.0, "patient picker"), among those the member may read.
    */
-  function needsPatientPick(login: Login): boolean {
-    return (
-      splitScope(login.scope).includes('launch/patient') &&
-      !login.launch &&
-      login.profileType !== 'Patient' &&
-      login.membership !== undefined
-    );
-  }
-
   async function patientPicker(reply: FastifyReply, fields: Fields, login: Login, query = ''): Promise<FastifyReply> {
     const member = await auth.authenticator.forMembership(login.membership?.reference as string);
     const params = new URLSearchParams({ _count: '20', _sort: 'family,given', _elements: 'name,birthDate' });
@@ -392,7 +294,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
   }
 
   /**
-   * The start of every later step of a sign-in (patient choice, profile choice, MFA): the carried
+   * The start of every later step of a sign-in (patient or encounter choice, profile choice, MFA): the carried
    * authorization request is valid again, and the pending login it names belongs to that client.
    */
   async function continuedSignIn(
@@ -432,12 +334,28 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
       resourceType: 'SmartAppLaunch',
       patient: { reference: `Patient/${patient.resource.id}` },
     } as Resource);
-    await deps
-      .systemRepo()
-      .updateResource(
-        { ...login, launch: { reference: `SmartAppLaunch/${launch.resource.id}` } },
-        { ifMatch: Number(login.meta?.versionId) },
-      );
+    const picked = await deps.systemRepo().updateResource(withChosenContext(login, 'patient', launch.resource.id), {
+      ifMatch: Number(login.meta?.versionId),
+    });
+    if (needsEncounterPick(picked.resource)) {
+      return encounters.show(reply, fields, picked.resource);
+    }
+    return redirectWith(reply, fields.redirect_uri as string, { code: login.code, state: fields.state });
+  });
+
+  app.post('/oauth2/authorize/encounter', async (request, reply) => {
+    const step = await continuedSignIn(request, reply);
+    if (!('login' in step)) {
+      return step;
+    }
+    const { fields, login } = step;
+    if (!login.code || !needsEncounterPick(login)) {
+      fail(badRequest('This sign-in is not choosing an encounter', 'login'));
+    }
+    if (fields.encounter === undefined) {
+      return encounters.show(reply, fields, login);
+    }
+    await encounters.choose(login, fields.encounter);
     return redirectWith(reply, fields.redirect_uri as string, { code: login.code, state: fields.state });
   });
 

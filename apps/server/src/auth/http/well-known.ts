@@ -95,6 +95,7 @@ export async function wellKnownRoutes(app: FastifyInstance, auth: AuthModule, fh
         'context-ehr-patient',
         'context-ehr-encounter',
         'context-standalone-patient',
+        'context-standalone-encounter',
         'permission-offline',
         'permission-online',
         'permission-patient',
