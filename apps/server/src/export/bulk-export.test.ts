@@ -1,6 +1,7 @@
 /** Bulk Data $export end to end: kick-off, polling, the manifest, NDJSON downloads, filters, cancel, isolation. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Resource } from '@hearth/core';
+import type { OperationOutcome, Resource } from '@hearth/core';
+import { resourceTable } from '../storage/tables.js';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { addTestMember, createTestProject } from '../test/auth.js';
 import { waitFor } from '../bots/testing.js';
@@ -15,7 +16,7 @@ interface Manifest {
   request: string;
   requiresAccessToken: boolean;
   output: { type: string; url: string; count: number }[];
-  error: unknown[];
+  error: { type: string; url: string; count: number }[];
 }
 
 async function post(resource: Resource, headers: Headers = t.authHeaders): Promise<Saved> {
@@ -69,6 +70,25 @@ async function download(manifest: Manifest, headers: Headers = t.authHeaders): P
   }
   return byType;
 }
+
+/** Downloads the manifest's error files: OperationOutcomes, one a line, as many as each entry counts. */
+async function errorsOf(manifest: Manifest, headers: Headers = t.authHeaders): Promise<OperationOutcome[]> {
+  const outcomes: OperationOutcome[] = [];
+  for (const file of manifest.error) {
+    expect(file.type).toBe('OperationOutcome');
+    const res = await t.app.inject({ url: path(file.url), headers: { ...headers, accept: 'application/fhir+ndjson' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const lines = res.body.split('\n').filter((l) => l !== '');
+    expect(lines.length).toBe(file.count);
+    outcomes.push(...lines.map((l) => JSON.parse(l) as OperationOutcome));
+  }
+  for (const o of outcomes) expect(o).toMatchObject({ resourceType: 'OperationOutcome', issue: [{}] });
+  return outcomes;
+}
+
+/** Each outcome's one issue, as `severity code: diagnostics`. */
+const issuesOf = (outcomes: OperationOutcome[]) =>
+  outcomes.map((o) => `${o.issue[0].severity} ${o.issue[0].code}: ${o.issue[0].diagnostics}`);
 
 const idsOf = (list: Resource[] | undefined) => (list ?? []).map((r) => r.id as string).sort();
 
@@ -211,7 +231,9 @@ describe('$export', () => {
   });
 
   it("Group level: only the members' compartments", async () => {
-    const byType = await download(await exportOf(`/fhir/R4/Group/${group.id}/$export?_outputFormat=ndjson`));
+    const manifest = await exportOf(`/fhir/R4/Group/${group.id}/$export?_outputFormat=ndjson`);
+    expect(manifest.error).toEqual([]);
+    const byType = await download(manifest);
     expect(idsOf(byType.get('Patient'))).toEqual([alice.id, carol.id].sort());
     expect(idsOf(byType.get('Observation'))).toEqual(aliceObs.map((o) => o.id).sort());
   });
@@ -283,5 +305,175 @@ describe('$export', () => {
     const text = JSON.stringify([...theirs.values()]);
     for (const id of [alice.id, bob.id, carol.id, org.id, group.id, bobObs.id]) expect(text).not.toContain(id);
     expect((await kickOff(`/fhir/R4/Group/${group.id}/$export`, other.headers)).statusCode).toBe(404);
+  });
+});
+
+describe("$export: the manifest's error files (OperationOutcomes of what was not exported)", () => {
+  it('names the _type types the SMART scopes do not let the requester search; none left is a 403', async () => {
+    const m = await addTestMember(t.app, t.services, t.testProject.projectId, {
+      scope: 'openid user/Patient.rs user/Binary.cruds user/AsyncJob.cruds',
+    });
+    const manifest = await exportOf('/fhir/R4/$export?_type=Patient,Observation,Organization', m.headers);
+    expect([...(await download(manifest, m.headers)).keys()]).toEqual(['Patient']);
+    expect(manifest.error.map((e) => e.count)).toEqual([2]);
+    // Read with the requester's own token, as the data files are.
+    const outcomes = await errorsOf(manifest, m.headers);
+    expect(issuesOf(outcomes)).toEqual([
+      'error forbidden: Observation is not exported: not allowed to search Observation',
+      'error forbidden: Organization is not exported: not allowed to search Organization',
+    ]);
+    expect(outcomes[0].issue[0].expression).toEqual(['_type']);
+    const none = await kickOff('/fhir/R4/$export?_type=Observation', m.headers);
+    expect(none.statusCode).toBe(403);
+  });
+
+  it('Group level: members that are not Patients, unknown or deleted; inactive and repeated ones are no problem', async () => {
+    const dave = await post({ resourceType: 'Patient', name: [{ family: 'Dave' }] });
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: `/fhir/R4/Patient/${dave.id}`,
+      headers: t.authHeaders,
+    });
+    expect(deleted.statusCode).toBeLessThan(300);
+    // More members than one search parameter takes values: checked and exported in chunks.
+    const missing = Array.from({ length: 110 }, (_, i) => `Patient/missing-${i}`);
+    const crowd = await post({
+      resourceType: 'Group',
+      type: 'person',
+      actual: true,
+      member: [
+        { entity: { reference: `Patient/${alice.id}` } },
+        { entity: { reference: 'Practitioner/someone' } },
+        { entity: { display: 'A visitor' } },
+        { entity: { reference: `Patient/${dave.id}` } },
+        { entity: { reference: 'Patient/left-long-ago' }, inactive: true },
+        ...missing.map((reference) => ({ entity: { reference } })),
+        { entity: { reference: `Patient/${carol.id}/_history/1` } },
+        { entity: { reference: `Patient/${alice.id}` } },
+      ],
+    } as Resource);
+    const manifest = await exportOf(`/fhir/R4/Group/${crowd.id}/$export?_type=Patient,Observation`);
+    const byType = await download(manifest);
+    expect(idsOf(byType.get('Patient'))).toEqual([alice.id, carol.id].sort());
+    expect(idsOf(byType.get('Observation'))).toEqual(aliceObs.map((o) => o.id).sort());
+    expect(manifest.error.map((e) => e.count)).toEqual([3 + missing.length]);
+    const outcomes = await errorsOf(manifest);
+    const notReadable = (reference: string) =>
+      `error not-found: Group member ${reference} is not exported: no such Patient, deleted, or not readable`;
+    expect(issuesOf(outcomes)).toEqual([
+      'warning not-supported: Group member 2 is not exported: its entity has the reference Practitioner/someone, not a Patient reference',
+      'warning not-supported: Group member 3 is not exported: its entity has no literal reference, not a Patient reference',
+      notReadable(`Patient/${dave.id}`),
+      ...missing.map(notReadable),
+    ]);
+    expect(outcomes.slice(0, 3).map((o) => o.issue[0].expression)).toEqual([
+      ['Group.member[1].entity'],
+      ['Group.member[2].entity'],
+      ['Group.member[3].entity'],
+    ]);
+  });
+
+  it('Group level: a member the access policy hides is reported as an unknown one would be', async () => {
+    const policy = await post({
+      resourceType: 'AccessPolicy',
+      resource: [
+        { resourceType: 'Patient', criteria: 'Patient?name=Alice' },
+        { resourceType: 'Group' },
+        { resourceType: 'AsyncJob' },
+        { resourceType: 'Binary' },
+      ],
+    } as Resource);
+    const m = await addTestMember(t.app, t.services, t.testProject.projectId, {
+      membership: { accessPolicy: { reference: `AccessPolicy/${policy.id}` } },
+    });
+    const manifest = await exportOf(`/fhir/R4/Group/${group.id}/$export?_type=Patient`, m.headers);
+    expect(idsOf((await download(manifest, m.headers)).get('Patient'))).toEqual([alice.id]);
+    const outcomes = await errorsOf(manifest, m.headers);
+    expect(issuesOf(outcomes)).toEqual([
+      `error not-found: Group member Patient/${carol.id} is not exported: no such Patient, deleted, or not readable`,
+    ]);
+    expect(JSON.stringify(outcomes)).not.toContain('Carol');
+  });
+
+  it('keeps the issues a search answers beside its results (a _typeFilter on a parameter being reindexed)', async () => {
+    const client = await t.pool.connect();
+    try {
+      // The reindex that a new SearchParameter queues waits for these rows: it is still due during the export.
+      await client.query('BEGIN');
+      await client.query(`SELECT id FROM ${resourceTable('Organization')} WHERE project_id = $1 FOR UPDATE`, [
+        t.testProject.projectId,
+      ]);
+      await post({
+        resourceType: 'SearchParameter',
+        url: 'http://example.org/fhir/SearchParameter/Organization-nickname',
+        name: 'nickname',
+        status: 'active',
+        description: 'Another name of the organization',
+        code: 'nickname',
+        base: ['Organization'],
+        type: 'string',
+        expression: 'Organization.alias',
+      } as Resource);
+      const filter = encodeURIComponent('Organization?nickname=Clinic');
+      const manifest = await exportOf(`/fhir/R4/$export?_type=Organization,Patient&_typeFilter=${filter}`);
+      expect(manifest.output.map((o) => o.type)).toContain('Patient');
+      expect(manifest.error.map((e) => e.count)).toEqual([1]);
+      expect(issuesOf(await errorsOf(manifest))).toEqual([
+        expect.stringMatching(
+          /^information informational: Searching Organization: Organization resources are being reindexed .*"nickname" may be incomplete/,
+        ),
+      ]);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
+  it('a cancelled export keeps no error file either', async () => {
+    const since = new Date().toISOString();
+    const crowd = await post({
+      resourceType: 'Group',
+      type: 'person',
+      actual: true,
+      member: [{ entity: { reference: `Patient/${alice.id}` } }, { entity: { reference: 'Patient/no-such-patient' } }],
+    } as Resource);
+    const client = await t.pool.connect();
+    let location: string;
+    try {
+      // New Binaries wait for this lock: the job is held at its first file while the client cancels.
+      await client.query('BEGIN');
+      await client.query(`LOCK TABLE ${resourceTable('Binary')} IN SHARE ROW EXCLUSIVE MODE`);
+      const kick = await kickOff(`/fhir/R4/Group/${crowd.id}/$export?_type=Patient`);
+      expect(kick.statusCode).toBe(202);
+      location = path(kick.headers['content-location'] as string);
+      // Until the job waits to write a Binary.
+      await waitFor(async () => {
+        const waiting = await t.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+          [`%${resourceTable('Binary')}%`],
+        );
+        return waiting.rows[0].n > 0 ? true : undefined;
+      }, 30000);
+      expect((await t.app.inject({ method: 'DELETE', url: location, headers: t.authHeaders })).statusCode).toBe(202);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+    // The job goes on to write its Patient file and its error file, sees the cancellation, and deletes both.
+    const binaryHistory = async () => {
+      const res = await t.app.inject({
+        url: `/fhir/R4/_history?_since=${encodeURIComponent(since)}`,
+        headers: t.authHeaders,
+      });
+      const entries = (res.json() as { entry?: { request?: { method?: string; url?: string } }[] }).entry ?? [];
+      return entries.filter((e) => e.request?.url?.startsWith('Binary')).map((e) => e.request?.method);
+    };
+    const methods = await waitFor(async () => {
+      const list = await binaryHistory();
+      return list.filter((m) => m === 'DELETE').length === 2 ? list.sort() : undefined;
+    }, 30000);
+    expect(methods).toEqual(['DELETE', 'DELETE', 'POST', 'POST']);
+    expect((await t.app.inject({ url: location, headers: t.authHeaders })).statusCode).toBe(404);
   });
 });

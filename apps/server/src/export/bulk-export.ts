@@ -1,20 +1,24 @@
 // Bulk Data export (hl7.org/fhir/uv/bulkdata/export.html): [base]/$export, Patient/$export and
 // Group/{id}/$export. The kick-off answers 202 with the status URL of an AsyncJob (jobs/async-job.ts);
 // the job pages through the search service as the requester (their access policy applies) and
-// writes one NDJSON Binary per type (more when a type outgrows the Binary size limit).
+// writes one NDJSON Binary per type (more when a type outgrows the Binary size limit), and one of
+// OperationOutcomes for what it could not export (the manifest's `error` files).
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, fail, forbiddenWith, type Bundle, type Resource } from '@hearth/core';
+import { badRequest, fail, forbiddenWith, type Resource } from '@hearth/core';
 import { ctx } from '../fhir/context.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { withStorageKey } from '../fhir/binary/storage-key.js';
 import { prefersAsync, type AsyncJobContext, type AsyncJobs } from '../jobs/async-job.js';
 import { compartmentMemberTypes } from '../search/compartments.js';
 import { resourceTypes } from '../search/resource-types.js';
+import { searchResources } from '../search/resources.js';
 import type { SearchService } from '../search/service.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import { Repository, type RepositoryDeps } from '../storage/repository.js';
 import { operationParams, searchableTypes, sinceValue, typeList } from './everything.js';
+import { ExportProblems } from './export-problems.js';
+import { groupMembers, MEMBER_CHUNK } from './group-members.js';
 
 export const EXPORT_KIND = 'bulk-export';
 export const NDJSON = 'application/fhir+ndjson';
@@ -23,8 +27,6 @@ const OUTPUT_FORMATS = ['application/fhir+ndjson', 'application/ndjson', 'ndjson
 const NOT_BY_DEFAULT = ['Binary', 'AsyncJob'];
 /** Resources per search page while exporting (the search maximum). */
 const PAGE_SIZE = 1000;
-/** Patients per `_compartment` list in a Group export. */
-const MEMBER_CHUNK = 200;
 /** Pages between two looks at whether the client cancelled. */
 const CANCEL_CHECK_PAGES = 10;
 
@@ -32,6 +34,8 @@ export interface ExportParams {
   level: 'system' | 'patient' | 'group';
   groupId?: string;
   types: string[];
+  /** Types named in `_type` that the requester may not search: left out, and reported. */
+  typesNotAllowed?: string[];
   since?: string;
   /** _typeFilter: per type, the search queries whose union is exported (no entry: all of the type). */
   typeFilters?: Record<string, string[]>;
@@ -78,9 +82,11 @@ function kickOffParams(request: FastifyRequest, repo: Repository, level: ExportP
   if (asked && types.length === 0) {
     fail(forbiddenWith(`Not allowed to search ${asked.join(', ')}`));
   }
+  const typesNotAllowed = asked?.filter((t) => !types.includes(t)) ?? [];
   return {
     level,
     types,
+    ...(typesNotAllowed.length > 0 ? { typesNotAllowed } : {}),
     since: sinceValue(params.get('_since')),
     typeFilters: typeFilters(params, types),
     fhirBase: ctx(request).fhirBase,
@@ -133,7 +139,10 @@ async function checkTypeFilters(search: SearchService, repo: Repository, params:
   }
 }
 
-/** Search pages of one type, following the keyset cursor: memory stays one page deep. */
+/**
+ * Search pages of one type, following the keyset cursor: memory stays one page deep. The issues a
+ * page answers beside its results go to `problems`.
+ */
 async function* pagesOf(
   search: SearchService,
   repo: Repository,
@@ -141,6 +150,7 @@ async function* pagesOf(
   type: string,
   filters: URLSearchParams,
   job: AsyncJobContext,
+  problems: ExportProblems,
 ): AsyncGenerator<Resource> {
   let cursor: string | null = null;
   for (let page = 1; ; page++) {
@@ -148,13 +158,10 @@ async function* pagesOf(
     params.set('_count', String(PAGE_SIZE));
     params.set('_total', 'none');
     if (cursor) params.set('_cursor', cursor);
-    const bundle = JSON.parse(
-      await search.search(repo, { resourceType: type, params, fhirBase, strict: false }),
-    ) as Bundle;
-    for (const entry of bundle.entry ?? []) {
-      if (entry.resource && entry.search?.mode !== 'outcome') yield entry.resource;
-    }
-    const next = bundle.link?.find((l) => l.relation === 'next')?.url;
+    const found = await searchResources(search, repo, { resourceType: type, params, fhirBase, strict: false });
+    if (found.outcome) problems.searchOutcome(type, found.outcome);
+    for (const entry of found.entries) yield entry.resource;
+    const next = found.links.get('next');
     cursor = next ? new URL(next).searchParams.get('_cursor') : null;
     if (!cursor) return;
     if (page % CANCEL_CHECK_PAGES === 0 && (await job.cancelled())) throw new ExportCancelled();
@@ -195,20 +202,39 @@ function levelFilterSets(params: ExportParams, type: string, members: string[]):
   return sets;
 }
 
-/** The Patient ids a Group lists as members (read as the requester: an invisible Group is a 404). */
-async function groupMembers(repo: Repository, groupId: string): Promise<string[]> {
-  const group = (await repo.readResource('Group', groupId)).resource as Resource & {
-    member?: { entity?: { reference?: string }; inactive?: boolean }[];
-  };
-  const ids = new Set<string>();
-  for (const m of group.member ?? []) {
-    const match = /^(?:.*\/)?Patient\/([A-Za-z0-9\-.]{1,64})$/.exec(m.entity?.reference ?? '');
-    if (match && !m.inactive) ids.add(match[1]);
+/** Writes resources as NDJSON Binaries, a new file past `cap` bytes; each id goes to `written` as soon as it exists. */
+async function writeNdjson(
+  deps: BulkExportDeps,
+  repo: Repository,
+  source: AsyncIterator<Resource>,
+  written: string[],
+): Promise<{ id: string; count: number }[]> {
+  const cap = Math.floor(deps.binaryStore.maxBytes * 0.9);
+  const files: { id: string; count: number }[] = [];
+  let next = await source.next();
+  while (!next.done) {
+    let count = 0;
+    const lines = async function* (): AsyncGenerator<Buffer> {
+      let bytes = 0;
+      while (!next.done) {
+        const line = Buffer.from(`${JSON.stringify(next.value)}\n`, 'utf8');
+        count++;
+        bytes += line.length;
+        yield line;
+        next = await source.next();
+        if (bytes >= cap) return;
+      }
+    };
+    const { key } = await deps.binaryStore.write(Readable.from(lines()));
+    const binary = (await repo.createResource(withStorageKey({ resourceType: 'Binary', contentType: NDJSON }, key)))
+      .resource;
+    written.push(binary.id as string);
+    files.push({ id: binary.id as string, count });
   }
-  return [...ids];
+  return files;
 }
 
-/** Runs one export: NDJSON Binaries per type, their manifest entries in a Parameters output. */
+/** Runs one export: NDJSON Binaries per type and one of its problems, their manifest entries in a Parameters output. */
 async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJobContext): Promise<Resource> {
   if (job.repo.scope.system || !job.repo.scope.author) {
     // The requester's membership is gone: never export with more than they could see.
@@ -217,10 +243,16 @@ async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJ
   // The project's own data: not what linked or shared projects (terminology) let the requester read.
   const repo = new Repository(deps.repositoryDeps, { ...job.repo.scope, readProjects: [job.projectId] });
   const transactionTime = new Date().toISOString();
-  const members = params.level === 'group' ? await groupMembers(repo, params.groupId as string) : [];
+  const problems = new ExportProblems();
+  for (const type of params.typesNotAllowed ?? []) problems.typeNotAllowed(type);
+  const members =
+    params.level === 'group'
+      ? await groupMembers(deps.search, repo, params.fhirBase, params.groupId as string, problems)
+      : [];
   const outputs: ExportOutput[] = [];
+  const errors: ExportOutput[] = [];
   const binaries: string[] = [];
-  const cap = Math.floor(deps.binaryStore.maxBytes * 0.9);
+  const url = (id: string) => `${params.fhirBase}Binary/${id}`;
   try {
     for (const [index, type] of params.types.entries()) {
       if (await job.cancelled()) throw new ExportCancelled();
@@ -229,7 +261,7 @@ async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJ
         params.level === 'group' || (params.typeFilters?.[type]?.length ?? 0) > 1 ? new Set<string>() : undefined;
       const source = (async function* () {
         for (const filters of filterSets(params, type, members)) {
-          for await (const resource of pagesOf(deps.search, repo, params.fhirBase, type, filters, job)) {
+          for await (const resource of pagesOf(deps.search, repo, params.fhirBase, type, filters, job, problems)) {
             if (seen) {
               if (seen.has(resource.id as string)) continue;
               seen.add(resource.id as string);
@@ -238,48 +270,40 @@ async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJ
           }
         }
       })();
-      let next = await source.next();
-      while (!next.done) {
-        let count = 0;
-        const lines = async function* (): AsyncGenerator<Buffer> {
-          let bytes = 0;
-          while (!next.done) {
-            const line = Buffer.from(`${JSON.stringify(next.value)}\n`, 'utf8');
-            count++;
-            bytes += line.length;
-            yield line;
-            next = await source.next();
-            if (bytes >= cap) return;
-          }
-        };
-        const { key } = await deps.binaryStore.write(Readable.from(lines()));
-        const binary = (await repo.createResource(withStorageKey({ resourceType: 'Binary', contentType: NDJSON }, key)))
-          .resource;
-        binaries.push(binary.id as string);
-        outputs.push({ type, url: `${params.fhirBase}Binary/${binary.id}`, count });
+      for (const file of await writeNdjson(deps, repo, source, binaries)) {
+        outputs.push({ type, url: url(file.id), count: file.count });
       }
       await job.progress((index + 1) / params.types.length, type);
     }
+    const problemSource = (async function* () {
+      yield* problems.list;
+    })();
+    for (const file of await writeNdjson(deps, repo, problemSource, binaries)) {
+      errors.push({ type: 'OperationOutcome', url: url(file.id), count: file.count });
+    }
+    if (await job.cancelled()) throw new ExportCancelled();
   } catch (err) {
     if (err instanceof ExportCancelled) {
-      // Nothing of a cancelled export is kept.
+      // Nothing of a cancelled export is kept: neither its data nor its error files.
       await Promise.all(binaries.map((id) => repo.deleteResource('Binary', id).catch(() => undefined)));
       return { resourceType: 'Parameters' };
     }
     throw err;
   }
+  const file = (name: 'output' | 'error', o: ExportOutput) => ({
+    name,
+    part: [
+      { name: 'type', valueCode: o.type },
+      { name: 'url', valueUri: o.url },
+      { name: 'count', valueInteger: o.count },
+    ],
+  });
   return {
     resourceType: 'Parameters',
     parameter: [
       { name: 'transactionTime', valueInstant: transactionTime },
-      ...outputs.map((o) => ({
-        name: 'output',
-        part: [
-          { name: 'type', valueCode: o.type },
-          { name: 'url', valueUri: o.url },
-          { name: 'count', valueInteger: o.count },
-        ],
-      })),
+      ...outputs.map((o) => file('output', o)),
+      ...errors.map((o) => file('error', o)),
     ],
   } as Resource;
 }
@@ -297,18 +321,20 @@ interface ParametersPart {
 export function exportManifest(job: { request: string; transactionTime?: string; output?: Resource }): unknown {
   const parameters = ((job.output as { parameter?: ParametersPart[] } | undefined)?.parameter ??
     []) as ParametersPart[];
-  const output = parameters
-    .filter((p) => p.name === 'output')
-    .map((p) => {
-      const part = (name: string) => p.part?.find((x) => x.name === name);
-      return { type: part('type')?.valueCode, url: part('url')?.valueUri, count: part('count')?.valueInteger };
-    });
+  const files = (name: 'output' | 'error') =>
+    parameters
+      .filter((p) => p.name === name)
+      .map((p) => {
+        const part = (n: string) => p.part?.find((x) => x.name === n);
+        return { type: part('type')?.valueCode, url: part('url')?.valueUri, count: part('count')?.valueInteger };
+      });
   return {
     transactionTime: parameters.find((p) => p.name === 'transactionTime')?.valueInstant ?? job.transactionTime,
     request: job.request,
     requiresAccessToken: true,
-    output,
-    error: [],
+    output: files('output'),
+    // OperationOutcomes of what the export could not include (export.html#response---complete-status).
+    error: files('error'),
   };
 }
 
