@@ -36,6 +36,7 @@ import {
   type HistoryQuery,
   type RowCondition,
 } from './sql/versions.js';
+import { newVersionsParts } from './sql/new-versions.js';
 import { isStoredResourceType } from './tables.js';
 import type {
   AccessInteraction,
@@ -299,22 +300,26 @@ export class Repository {
     const input = this.guardedInput({ ...resource, id: generateId() }, undefined);
     this.validate(input);
     const version = this.buildVersion(input, input.id, this.scope.projectId, 1);
-    if (!(await this.createInOneStatement(version))) {
+    if (!(await this.createInOneStatement([version]))) {
       await this.writeBatch([{ version, interaction: 'create' }]);
     }
     return this.toWriteResult(version, true) as WriteResult & { resource: T };
   }
 
   /**
-   * Writes a new resource's current row, history row and index rows in ONE statement, outside any
+   * Writes new resources' current rows, history rows and index rows in ONE statement, outside any
    * transaction (a single statement is atomic): one round trip instead of BEGIN, two writes and
    * COMMIT. Returns false, having written nothing, where that does not apply: inside a caller's
    * transaction, when an access policy's write condition must check the written rows before COMMIT,
    * or when the indexer needs more than rows (a SearchParameter reindexes its project).
    */
-  private async createInOneStatement(version: StoredVersion): Promise<boolean> {
+  private async createInOneStatement(versions: StoredVersion[]): Promise<boolean> {
     const indexer = this.deps.indexer;
-    if (this.client || !indexer.newResourceParts || this.needsWriteCheck(version.resourceType, version.projectId)) {
+    if (
+      this.client ||
+      !indexer.newResourceParts ||
+      versions.some((v) => this.needsWriteCheck(v.resourceType, v.projectId))
+    ) {
       return false;
     }
     const values: unknown[] = [];
@@ -322,8 +327,10 @@ export class Repository {
       values.push(value);
       return `$${values.length}::${cast}`;
     };
-    const versionParts = newVersionParts(version, param);
-    const indexParts = await indexer.newResourceParts(this.deps.pool, version, param);
+    // One resource (every single create): scalar values, the statement its plans were measured with.
+    const versionParts =
+      versions.length === 1 ? newVersionParts(versions[0], param) : newVersionsParts(versions, param);
+    const indexParts = await indexer.newResourceParts(this.deps.pool, versions, param);
     if (!indexParts) {
       return false;
     }
@@ -336,7 +343,7 @@ export class Repository {
       }
       throw err;
     }
-    this.emit([toEvent({ version, interaction: 'create' })]);
+    this.emit(versions.map((version) => toEvent({ version, interaction: 'create' })));
     return true;
   }
 
@@ -597,8 +604,10 @@ export class Repository {
   }
 
   /**
-   * Creates many new resources at once (transaction Bundles, imports): one multi-row statement for
-   * the resources, one per index table. Resources must already carry their final ids.
+   * Creates many new resources at once (transaction Bundles, imports, automation AuditEvents):
+   * outside a transaction, one statement for the resources and their index rows; inside a caller's
+   * transaction, one multi-row statement for the resources, one for the index rows. Resources must
+   * already carry their final ids.
    */
   async createMany(resources: Resource[]): Promise<WriteResult[]> {
     const versions = resources.map((r) => {
@@ -610,7 +619,9 @@ export class Repository {
       this.validate(input);
       return this.buildVersion(input, r.id, this.scope.projectId, 1);
     });
-    await this.writeBatch(versions.map((version) => ({ version, interaction: 'create' as const })));
+    if (versions.length > 0 && !(await this.createInOneStatement(versions))) {
+      await this.writeBatch(versions.map((version) => ({ version, interaction: 'create' as const })));
+    }
     return versions.map((v) => this.toWriteResult(v, true));
   }
 

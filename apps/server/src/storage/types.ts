@@ -32,13 +32,13 @@ export interface SearchIndexer {
   /** The compartments ("Patient/123") a resource belongs to, stored with it. */
   compartmentsOf(resource: Resource): string[];
   /**
-   * The data-modifying CTEs that write the index rows of a brand-new resource, values bound
-   * through `param` (which returns the placeholder), so that its create is one statement; undefined
-   * when its write needs more than rows (a SearchParameter reloads and reindexes its project).
+   * The data-modifying CTEs that write the index rows of brand-new resources, values bound
+   * through `param` (which returns the placeholder), so that their create is one statement;
+   * undefined when a write needs more than rows (a SearchParameter reloads and reindexes its project).
    */
   newResourceParts?(
     db: Queryable,
-    version: StoredVersion,
+    versions: StoredVersion[],
     param: (value: unknown, cast: string) => string,
   ): Promise<string[] | undefined>;
   /**

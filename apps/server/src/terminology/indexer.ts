@@ -75,8 +75,8 @@ export function withTerminologyIndexing(
     compartmentsOf: (resource) => inner.compartmentsOf(resource),
     // A one-statement create carries only search rows: terminology resources take the indexing path.
     newResourceParts: inner.newResourceParts
-      ? async (db, version, param) =>
-          TYPES.has(version.resourceType) ? undefined : inner.newResourceParts?.(db, version, param)
+      ? async (db, versions, param) =>
+          versions.some((v) => TYPES.has(v.resourceType)) ? undefined : inner.newResourceParts?.(db, versions, param)
       : undefined,
     replacedResourceParts: inner.replacedResourceParts
       ? async (db, version, param, guard) =>

@@ -73,16 +73,23 @@ export class Indexer implements SearchIndexer {
 
   async newResourceParts(
     db: Queryable,
-    version: StoredVersion,
+    versions: StoredVersion[],
     param: (value: unknown, cast: string) => string,
   ): Promise<string[] | undefined> {
-    if (version.resourceType === 'SearchParameter' || version.versionId !== 1 || version.deleted || !version.resource) {
+    if (versions.some((v) => v.resourceType === 'SearchParameter' || v.versionId !== 1 || v.deleted || !v.resource)) {
       return undefined;
     }
-    await this.options.registry.ensure(db, version.projectId);
-    const rows = this.rowsOf(version.resource, version.projectId);
+    for (const projectId of new Set(versions.map((v) => v.projectId))) {
+      await this.options.registry.ensure(db, projectId);
+    }
     return indexRowParts(
-      [{ resourceType: version.resourceType, id: version.id, projectId: version.projectId, rows, replace: false }],
+      versions.map((v) => ({
+        resourceType: v.resourceType,
+        id: v.id,
+        projectId: v.projectId,
+        rows: this.rowsOf(v.resource as Resource, v.projectId),
+        replace: false,
+      })),
       param,
     );
   }
