@@ -187,6 +187,34 @@ describe('hearth export', () => {
     expect(lines.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([id]);
   });
 
+  it("saves and shows the error files of Hearth's own server (a Group member that is not there)", async () => {
+    const created = await fetch(new URL('fhir/R4/Group', t.baseUrl), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({
+        resourceType: 'Group',
+        type: 'person',
+        actual: true,
+        member: [{ entity: { reference: 'Patient/not-a-member-anymore' } }],
+      }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const out = join(home.home, 'real-export-errors');
+    const result = await hearth(
+      ['export', '--group', id, '--type', 'Patient', '--output', out, '--poll-interval', '0.2'],
+      t.baseUrl,
+      t.token,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const text = 'Group member Patient/not-a-member-anymore is not exported: no such Patient, deleted, or not readable';
+    const lines = readFileSync(join(out, 'OperationOutcome.errors.ndjson'), 'utf8').trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { issue: { diagnostics: string }[] }).issue[0].diagnostics)).toEqual([
+      text,
+    ]);
+    expect(result.stdout).toMatch(/OperationOutcome\s+error\s+1\s+/);
+    expect(result.stderr).toContain(`  error: ${text}`);
+  });
+
   it('kicks off asynchronously, shows progress, and downloads the NDJSON outputs with the token', async () => {
     const bulk = await startBulkServer({ polls: 2 });
     try {
@@ -217,6 +245,8 @@ describe('hearth export', () => {
       expect(readFileSync(join(out, 'Observation.ndjson'), 'utf8')).toContain('"o1"');
       expect(readFileSync(join(out, 'Observation.2.ndjson'), 'utf8')).toContain('"o2"');
       expect(readFileSync(join(out, 'OperationOutcome.errors.ndjson'), 'utf8')).toContain('processing');
+      expect(result.stderr).toContain('The server reported errors in 1 file(s)');
+      expect(result.stderr).toContain('  error: processing');
       expect(result.stdout).toMatch(/Patient\s+output\s+2\s+/);
       expect(result.stdout).toMatch(/Observation\s+output\s+1\s+.*Observation\.2\.ndjson/);
       expect(result.stderr).toContain('Exported 4 resources in 3 files');

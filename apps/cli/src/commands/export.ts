@@ -4,7 +4,7 @@
  * (202 with X-Progress until done, honouring Retry-After), then download the NDJSON outputs.
  * A server without $export gets a clear message and exit code 2.
  */
-import { createWriteStream, mkdirSync, renameSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -271,11 +271,40 @@ async function download(hearth: CliClient, file: ManifestFile, target: string, w
   return lines + (last !== 10 ? 1 : 0);
 }
 
+/** Error lines shown on the terminal; the rest are in the files. */
+const SHOWN_ERRORS = 10;
+
+/** The issues of downloaded error files (NDJSON OperationOutcomes), one line each: `severity: diagnostics`. */
+export function errorLines(files: string[]): string[] {
+  const lines: string[] = [];
+  for (const file of files) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line.trim()) {
+        continue;
+      }
+      let outcome: {
+        issue?: { severity?: string; code?: string; diagnostics?: string; details?: { text?: string } }[];
+      };
+      try {
+        outcome = JSON.parse(line) as typeof outcome;
+      } catch {
+        lines.push(`(not JSON) ${line.slice(0, 200)}`);
+        continue;
+      }
+      for (const issue of outcome.issue ?? []) {
+        lines.push(`${issue.severity ?? 'error'}: ${issue.diagnostics ?? issue.details?.text ?? issue.code ?? ''}`);
+      }
+    }
+  }
+  return lines;
+}
+
 /** Downloads every output (and error) file into the directory; one file per output, named by type. */
 async function downloadAll(hearth: CliClient, manifest: Manifest, dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const seen = new Map<string, number>();
   const rows: string[][] = [];
+  const errorFiles: string[] = [];
   const files = [
     ...manifest.output.map((f) => ({ ...f, kind: 'output' })),
     ...manifest.error.map((f) => ({ ...f, kind: 'error' })),
@@ -287,6 +316,9 @@ async function downloadAll(hearth: CliClient, manifest: Manifest, dir: string): 
     const name = `${base.replace(/[^A-Za-z0-9._-]/g, '_')}${n > 1 ? `.${n}` : ''}.ndjson`;
     const target = join(dir, name);
     const count = await download(hearth, file, target, manifest.requiresAccessToken !== false);
+    if (file.kind === 'error') {
+      errorFiles.push(target);
+    }
     rows.push([file.type, file.kind, String(count), target]);
   }
   if (rows.length) {
@@ -298,6 +330,13 @@ async function downloadAll(hearth: CliClient, manifest: Manifest, dir: string): 
   );
   if (manifest.error.length) {
     info(`The server reported errors in ${manifest.error.length} file(s): see the *.errors.ndjson files`);
+    const lines = errorLines(errorFiles);
+    for (const line of lines.slice(0, SHOWN_ERRORS)) {
+      info(`  ${line}`);
+    }
+    if (lines.length > SHOWN_ERRORS) {
+      info(`  ... and ${lines.length - SHOWN_ERRORS} more`);
+    }
   }
 }
 
