@@ -130,6 +130,18 @@ export const configSchema = {
     5,
     'Delivery attempts of one notification before it is given up (a Subscription may lower it with the subscription-max-attempts extension).',
   ),
+  subscriptionHeartbeatMs: key(
+    'HEARTH_SUBSCRIPTION_HEARTBEAT_MS',
+    'integer',
+    5000,
+    'How often each process records that it is alive and looks for dead ones (one statement). A process silent for 4 intervals is taken as dead: the changes it may not have queued for subscription evaluation yet are evaluated by another (notifications are at least once after a crash).',
+  ),
+  subscriptionBatchWindowMs: key(
+    'HEARTH_SUBSCRIPTION_BATCH_WINDOW_MS',
+    'integer',
+    5,
+    'How long committed writes are gathered before their subscription evaluations are queued together. Tests widen it to crash a process with changes not yet queued.',
+  ),
   logLevel: key('HEARTH_LOG_LEVEL', 'string', 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
   shutdownTimeoutMs: key(
     'HEARTH_SHUTDOWN_TIMEOUT_MS',

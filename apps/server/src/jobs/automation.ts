@@ -101,6 +101,8 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
   deps.listeners.push(deps.search.useJobQueue(jobs, logger));
   await subscriptions.start();
   await jobs.start();
+  // Recovery queues evaluation jobs: their queue exists from jobs.start() on.
+  await subscriptions.startHeartbeat();
   let stopped = false;
   return {
     jobs,

@@ -39,6 +39,11 @@ export class ActiveSubscriptions {
     return (await this.entry(projectId)).byType.get(resourceType) ?? [];
   }
 
+  /** The resource types the project's active subscriptions watch. */
+  async types(projectId: string): Promise<string[]> {
+    return [...(await this.entry(projectId)).byType.keys()];
+  }
+
   private async entry(projectId: string): Promise<Entry> {
     const cached = this.byProject.get(projectId);
     if (cached && Date.now() - cached.loadedAt < MAX_AGE_MS) {

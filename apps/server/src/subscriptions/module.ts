@@ -16,6 +16,7 @@ import { deliver, type DeliveryDeps, type Mailer } from './deliver.js';
 import { deliverFirstAttempts } from './first-attempt.js';
 import { DELIVER_QUEUE, EVALUATE_QUEUE, evaluateChanges, type DeliveryJob, type EvaluationJob } from './evaluate.js';
 import { SubscriptionListener } from './listener.js';
+import { ListenerHeartbeat } from './heartbeat.js';
 import { CriteriaPretest, type ParamRegistry } from './prefilter.js';
 import { registerSubscriptionOperations } from './operations.js';
 import { BindingTokens, WebsocketHub } from './websocket.js';
@@ -41,6 +42,8 @@ export interface SubscriptionModule {
   hub: WebsocketHub;
   registerOperations(registry: OperationRegistry): void;
   start(): Promise<void>;
+  /** Beats and recovers dead processes' changes (heartbeat.ts); once the job queue has started. */
+  startHeartbeat(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,8 +69,23 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
   const tokens = new BindingTokens(deps.pool);
   const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, members: deps.members, fhirBase, logger });
   const pretest = new CriteriaPretest(deps.registry, deps.pool);
-  const listener = new SubscriptionListener(active, pretest, deps.jobs, broadcaster, logger);
+  const listener = new SubscriptionListener(
+    active,
+    pretest,
+    deps.jobs,
+    broadcaster,
+    logger,
+    config.subscriptionBatchWindowMs,
+  );
   deps.listeners.push(listener.onWrite);
+  // Changes heard but not yet queued when a process dies are re-queued by another (heartbeat.ts).
+  const heartbeat = new ListenerHeartbeat({
+    db: deps.pool,
+    active,
+    listener,
+    logger,
+    intervalMs: config.subscriptionHeartbeatMs,
+  });
 
   broadcaster.onMessage((message) => {
     if (message.k === 'invalidate' && typeof message.p === 'string') {
@@ -150,8 +168,11 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     async start() {
       await broadcaster.start();
     },
+    async startHeartbeat() {
+      await heartbeat.start();
+    },
     async stop() {
-      await listener.drain();
+      await heartbeat.stop(() => listener.drain());
       hub.close();
       await broadcaster.stop();
     },

@@ -6,6 +6,7 @@ import { m0103SearchAutovacuum } from './0103-search-autovacuum.js';
 import { m0102SearchTokenSortDates } from './0102-search-token-sort-dates.js';
 import { m0200AuthLookups } from './0200-auth-lookups.js';
 import { m0300JobQueue } from './0300-job-queue.js';
+import { m0301ListenerHeartbeat } from './0301-listener-heartbeat.js';
 import { m0201PlatformUniqueIds } from './0201-platform-unique-ids.js';
 import { m0400Terminology } from './0400-terminology.js';
 
@@ -26,5 +27,6 @@ export const migrations: Migration[] = [
   m0200AuthLookups,
   m0201PlatformUniqueIds,
   m0300JobQueue,
+  m0301ListenerHeartbeat,
   m0400Terminology,
 ];
