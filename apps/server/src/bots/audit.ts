@@ -92,6 +92,8 @@ export class AuditWriter {
   private readonly pending = new Map<string, Resource[]>();
   private timer?: NodeJS.Timeout;
   private readonly writes = new Set<Promise<void>>();
+  /** Per project, settles once the batch now pending is written (or failed to be). */
+  private readonly batchWritten = new Map<string, { promise: Promise<void>; resolve: () => void }>();
 
   constructor(
     private readonly systemRepo: (projectId?: string) => Repository,
@@ -104,6 +106,11 @@ export class AuditWriter {
     const list = this.pending.get(projectId) ?? [];
     list.push({ ...buildAuditEvent(audit), id });
     this.pending.set(projectId, list);
+    if (!this.batchWritten.has(projectId)) {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.batchWritten.set(projectId, { promise, resolve });
+    }
     if (list.length >= MAX_BATCH) {
       this.flushProject(projectId);
     } else if (!this.timer) {
@@ -117,8 +124,11 @@ export class AuditWriter {
 
   private flushProject(projectId: string): void {
     const batch = this.pending.get(projectId);
+    const written = this.batchWritten.get(projectId);
     this.pending.delete(projectId);
+    this.batchWritten.delete(projectId);
     if (!batch?.length) {
+      written?.resolve();
       return;
     }
     const write = this.systemRepo(projectId)
@@ -130,7 +140,20 @@ export class AuditWriter {
         },
       );
     this.writes.add(write);
-    void write.finally(() => this.writes.delete(write));
+    void write.finally(() => {
+      this.writes.delete(write);
+      written?.resolve();
+    });
+  }
+
+  /**
+   * Settles once every AuditEvent recorded so far is written (or its write failed), in the batch it
+   * joined: nothing is flushed early, so waiting costs no statement.
+   */
+  settled(): Promise<void> {
+    return Promise.all([...[...this.batchWritten.values()].map((b) => b.promise), ...this.writes]).then(
+      () => undefined,
+    );
   }
 
   /** Writes every pending AuditEvent and waits for the writes in flight. */

@@ -228,4 +228,29 @@ describe('JobQueue', () => {
     }).getJob('graceful', id as string);
     expect(job?.state).toBe('completed');
   });
+
+  it('records an attempt done only once its completeAfter work settles, while the worker runs the next job', async () => {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const ran: number[] = [];
+    const q = queueWith({ workersEnabled: true, concurrency: 1 }, {
+      name: 'deferred',
+      concurrency: 1,
+      handler: async (data: { n: number }, attempt) => {
+        ran.push(data.n);
+        if (data.n === 1) {
+          attempt.completeAfter?.(gate);
+        }
+      },
+    } as JobDefinition<never>);
+    await q.start();
+    const first = await q.send('deferred', { n: 1 });
+    await waitFor(() => ran.includes(1));
+    const second = await q.send('deferred', { n: 2 });
+    await waitFor(async () => (await q.getJob('deferred', second as string))?.state === 'completed');
+    expect((await q.getJob('deferred', first as string))?.state).toBe('active');
+    release();
+    await waitFor(async () => (await q.getJob('deferred', first as string))?.state === 'completed');
+    await q.stop();
+  });
 });

@@ -11,6 +11,12 @@ export interface JobAttempt {
   retryCount: number;
   /** Retries allowed after the first attempt. */
   retryLimit: number;
+  /**
+   * The attempt is recorded (completed or failed) only once `work` has settled, although the
+   * worker moves on to the next job when the handler returns: writes the handler left batched
+   * (its AuditEvents) are then never lost with a completed job. Absent outside a queue's worker.
+   */
+  completeAfter?(work: Promise<unknown>): void;
 }
 
 export interface JobDefinition<T> {
@@ -256,6 +262,8 @@ class FetchLoop {
   private completions: string[] = [];
   private completionTimer?: NodeJS.Timeout;
   private readonly completing = new Set<Promise<void>>();
+  /** Attempts whose handler returned, recorded once what they wait for (completeAfter) has settled. */
+  private readonly deferred = new Set<Promise<void>>();
   private done?: Promise<void>;
 
   constructor(
@@ -315,27 +323,42 @@ class FetchLoop {
   private async run(job: PgBoss.JobWithMetadata<unknown>): Promise<void> {
     const { name, handler } = this.definition;
     this.running++;
+    const awaited: Promise<unknown>[] = [];
+    const fail = (err: unknown): Promise<void> => {
+      const message = err instanceof Error ? err.message : String(err);
+      if (job.retryCount >= job.retryLimit) {
+        this.options.logger.warn({ queue: name, jobId: job.id, err: message }, 'job failed; no retries left');
+      }
+      return this.boss.fail(name, job.id, { message }).then(
+        () => undefined,
+        (failErr: unknown) => {
+          this.options.logger.warn({ err: failErr, queue: name, jobId: job.id }, 'could not record a failed job');
+        },
+      );
+    };
+    let record: () => Promise<void>;
     try {
       const output = await handler(job.data, {
         id: job.id,
         queue: name,
         retryCount: job.retryCount,
         retryLimit: job.retryLimit,
+        completeAfter: (work) => awaited.push(work),
       });
       const data = toOutput(output);
-      if (data) {
-        await this.boss.complete(name, job.id, data);
-      } else {
-        await this.completeSoon(job.id);
-      }
+      record = data ? () => this.boss.complete(name, job.id, data).catch(fail) : () => this.completeSoon(job.id);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      if (job.retryCount >= job.retryLimit) {
-        this.options.logger.warn({ queue: name, jobId: job.id, err: message }, 'job failed; no retries left');
+      record = () => fail(err);
+    }
+    try {
+      if (awaited.length === 0) {
+        await record();
+      } else {
+        // The worker is free already; the attempt is recorded once what it waits for has settled.
+        const deferred = Promise.allSettled(awaited).then(record);
+        this.deferred.add(deferred);
+        void deferred.finally(() => this.deferred.delete(deferred));
       }
-      await this.boss.fail(name, job.id, { message }).catch((failErr: unknown) => {
-        this.options.logger.warn({ err: failErr, queue: name, jobId: job.id }, 'could not record a failed job');
-      });
     } finally {
       this.running--;
       this.wake();
@@ -389,6 +412,10 @@ class FetchLoop {
         new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
       ]);
     }
+    await Promise.race([
+      Promise.all([...this.deferred]),
+      new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
+    ]);
     await this.flushCompletions();
     await Promise.all([...this.completing]);
   }

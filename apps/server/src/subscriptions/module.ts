@@ -127,7 +127,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     expireInSeconds: 300,
     // Evaluation is database work: a few at a time leave the pool to requests.
     concurrency: Math.min(4, config.workerConcurrency),
-    handler: (job) =>
+    handler: (job, attempt) =>
       evaluateChanges(
         {
           active,
@@ -144,7 +144,10 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
           deliverFirst: (deliveries) => deliverFirstAttempts(firstAttempt, deliveries),
         },
         job,
-      ).then(() => undefined),
+      ).then(() => {
+        // Recorded done only once the AuditEvents of its first attempts are written (not lost in a crash).
+        attempt.completeAfter?.(deps.audits.settled());
+      }),
   });
   deps.jobs.define<DeliveryJob>({
     name: DELIVER_QUEUE,
@@ -152,7 +155,14 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     // One attempt is one request or one bot run, each with its own time limit; an attempt still
     // active a minute past that was lost with its process and is retried elsewhere.
     expireInSeconds: deliveryExpirySeconds,
-    handler: (job, attempt) => deliver(deliveryDeps, job, attempt),
+    handler: async (job, attempt) => {
+      try {
+        return await deliver(deliveryDeps, job, attempt);
+      } finally {
+        // The attempt (delivered or failed) is recorded once its AuditEvent is written.
+        attempt.completeAfter?.(deps.audits.settled());
+      }
+    },
   });
 
   return {
