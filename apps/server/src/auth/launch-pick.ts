@@ -10,10 +10,14 @@ import { CHOSEN_CONTEXT_EXTENSION, loginExtension, type Login } from './types.js
 
 export type ChosenContext = 'patient' | 'encounter';
 
-/** launch/patient by a user who is not a patient, outside an EHR launch, with no patient chosen yet. */
+/**
+ * launch/patient (or launch/encounter, whose encounter is one of a patient's) by a user who is not
+ * a patient, outside an EHR launch, with no patient chosen yet.
+ */
 export function needsPatientPick(login: Login): boolean {
+  const scopes = splitScope(login.scope);
   return (
-    splitScope(login.scope).includes('launch/patient') &&
+    (scopes.includes('launch/patient') || scopes.includes('launch/encounter')) &&
     !login.launch &&
     login.profileType !== 'Patient' &&
     login.membership !== undefined

@@ -255,7 +255,7 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
   });
 
   /**
-   * SMART standalone launch with launch/patient by a user who is not a patient: the server asks
+   * SMART standalone launch with launch/patient (or launch/encounter) by a user who is not a patient: the server asks
    * which patient (App Launch 2.0, "patient picker"), among those the member may read.
    */
   async function patientPicker(reply: FastifyReply, fields: Fields, login: Login, query = ''): Promise<FastifyReply> {

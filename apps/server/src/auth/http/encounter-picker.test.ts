@@ -211,6 +211,18 @@ describe('standalone launch/encounter', () => {
     expect(again.statusCode).toBe(400);
   });
 
+  it('launch/encounter alone asks for the patient first, and gives the encounter without the patient', async () => {
+    const { picked, carried, login, pkce } = await pickAlice('openid launch/encounter');
+    expect(picked.body).toContain('Choose an encounter');
+    expect(offered(picked.body).slice(0, 2)).toEqual([newer.id, older.id]);
+    const chosen = await formPost('/oauth2/authorize/encounter', { ...carried, login, encounter: newer.id });
+    expect(chosen.statusCode).toBe(302);
+    const tokens = await redeem(chosen.headers.location, pkce.verifier);
+    expect(tokens.encounter).toBe(newer.id);
+    // The app asked for no patient context.
+    expect(tokens.patient).toBeUndefined();
+  });
+
   it('"No encounter" gives the patient and no encounter', async () => {
     const { picked, carried, login, pkce } = await pickAlice('openid launch/patient launch/encounter offline_access');
     expect(offered(picked.body)).toContain(NO_ENCOUNTER);
