@@ -177,6 +177,11 @@ describe('standalone launch/encounter', () => {
   });
 
   it("after the patient picker, shows the patient's encounters newest first; the one chosen is in the token and after refresh", async () => {
+    const launches = async () =>
+      Number(
+        (await t.pool.query("SELECT count(*) AS n FROM resource WHERE resource_type = 'SmartAppLaunch'")).rows[0].n,
+      );
+    const launchesBefore = await launches();
     const { picked, carried, login, pkce } = await pickAlice(
       'openid launch/patient launch/encounter patient/Encounter.rs offline_access',
     );
@@ -206,6 +211,8 @@ describe('standalone launch/encounter', () => {
     const refreshed = await refresh(tokens.refresh_token);
     expect(refreshed.patient).toBe(alice.id);
     expect(refreshed.encounter).toBe(older.id);
+    // The patient picker's launch gained the encounter: one launch for the sign-in, not two.
+    expect(await launches()).toBe(launchesBefore + 1);
     // The sign-in is done: no second choice.
     const again = await formPost('/oauth2/authorize/encounter', { ...carried, login, encounter: newer.id });
     expect(again.statusCode).toBe(400);

@@ -10,7 +10,7 @@ import type { RequestAuth } from '../authenticate.js';
 import { withChosenContext } from '../launch-pick.js';
 import type { AuthModule } from '../module.js';
 import { launchPatient } from '../tokens.js';
-import type { Login } from '../types.js';
+import { CHOSEN_CONTEXT_EXTENSION, loginExtension, type Login } from '../types.js';
 import { CARRIED, displayName, escapeHtml, hidden, page, sendHtml, type Fields, type HumanName } from './pages.js';
 
 /** The form value of "No encounter": not a FHIR id, so never taken for an encounter's. */
@@ -160,11 +160,19 @@ ${offset > 0 ? pageAt(Math.max(0, offset - PAGE_SIZE), 'Newer encounters') : ''}
         if (encounters.length === 0) {
           fail(badRequest("Not one of the patient's encounters", 'encounter'));
         }
-        const launch = await deps.systemRepo(member.project.id as string).createResource({
+        const repo = deps.systemRepo(member.project.id as string);
+        const chosen = {
           resourceType: 'SmartAppLaunch',
           patient: { reference: patient },
           encounter: { reference: `Encounter/${choice}` },
-        } as Resource);
+        } as Resource;
+        // The patient picker's launch (this sign-in's own) gains the encounter; else a new launch holds both.
+        const picked =
+          loginExtension(login, CHOSEN_CONTEXT_EXTENSION) === 'patient' ? login.launch?.reference : undefined;
+        const pickedId = picked?.startsWith('SmartAppLaunch/') ? picked.slice('SmartAppLaunch/'.length) : undefined;
+        const launch = pickedId
+          ? await repo.updateResource({ ...chosen, id: pickedId })
+          : await repo.createResource(chosen);
         launchId = launch.resource.id;
       }
       await deps
