@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { createTestProject, pkcePair, signIn } from '../test/auth.js';
+import { createTestProject, formPost as postForm, pkcePair, signIn } from '../test/auth.js';
 import { emailText, startTestSmtpServer, type TestSmtpServer } from '../test/smtp.js';
 import { freshTotp } from '../test/totp.js';
 
@@ -448,13 +448,7 @@ describe('TOTP second factor', () => {
       code_challenge: pkce.challenge,
       code_challenge_method: 'S256',
     };
-    const formPost = (url: string, fields: Record<string, string>) =>
-      t.app.inject({
-        method: 'POST',
-        url,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams(fields).toString(),
-      });
+    const formPost = (url: string, fields: Record<string, string>) => postForm(t.app, url, fields);
     const page = await formPost('/oauth2/authorize', {
       ...carried,
       email: 'browser.enrol@example.com',

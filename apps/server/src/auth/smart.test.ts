@@ -2,7 +2,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { addTestMember, createTestProject, pkcePair, signIn } from '../test/auth.js';
+import {
+  addTestMember,
+  createTestProject,
+  formPost as postForm,
+  pkcePair,
+  registerClient,
+  signIn,
+} from '../test/auth.js';
 import type { ClientApplication } from './types.js';
 
 const FHIR = 'application/fhir+json';
@@ -49,14 +56,10 @@ beforeAll(async () => {
       subject: { reference: `Patient/${subject.id}` },
     });
   }
-  client = (
-    await t.app.inject({
-      method: 'POST',
-      url: `/admin/projects/${t.testProject.projectId}/client`,
-      headers: t.authHeaders,
-      payload: { name: 'SMART app', redirectUri: REDIRECT },
-    })
-  ).json();
+  client = await registerClient(t.app, t.testProject.projectId, t.authHeaders, {
+    name: 'SMART app',
+    redirectUri: REDIRECT,
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -297,13 +300,7 @@ describe('patient/ scopes and launch context', () => {
       code_challenge: pkce.challenge,
       code_challenge_method: 'S256',
     };
-    const formPost = (url: string, fields: Record<string, string>) =>
-      t.app.inject({
-        method: 'POST',
-        url,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams(fields).toString(),
-      });
+    const formPost = (url: string, fields: Record<string, string>) => postForm(t.app, url, fields);
     const picker = await formPost('/oauth2/authorize', {
       ...carried,
       email: t.testProject.email,

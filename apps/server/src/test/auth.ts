@@ -16,6 +16,30 @@ export function pkcePair(): Pkce {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
+/** POSTs an HTML form (application/x-www-form-urlencoded), as the browser sign-in pages do. */
+export function formPost(app: FastifyInstance, url: string, fields: Record<string, string>) {
+  return app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams(fields).toString(),
+  });
+}
+
+/** Registers a client application of `projectId` through the admin API, as its admin (`headers`). */
+export async function registerClient(
+  app: FastifyInstance,
+  projectId: string,
+  headers: Record<string, string>,
+  body: { name: string; redirectUri?: string },
+): Promise<ClientApplication & { id: string; secret?: string }> {
+  const res = await app.inject({ method: 'POST', url: `/admin/projects/${projectId}/client`, headers, payload: body });
+  if (res.statusCode !== 201 && res.statusCode !== 200) {
+    throw new Error(`client registration failed: ${res.statusCode} ${res.body}`);
+  }
+  return res.json();
+}
+
 /** Signs in through the real flow: POST /auth/login (then /auth/profile when asked), then /oauth2/token. */
 export async function signIn(
   app: FastifyInstance,

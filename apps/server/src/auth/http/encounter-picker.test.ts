@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../../test/app.js';
-import { addTestMember, createTestProject, pkcePair } from '../../test/auth.js';
+import { addTestMember, createTestProject, formPost as postForm, pkcePair, registerClient } from '../../test/auth.js';
 import type { ClientApplication, Project } from '../types.js';
 import { NO_ENCOUNTER } from './encounter-picker.js';
 
@@ -42,13 +42,7 @@ function encounterOf(patient: Saved, extra: Record<string, unknown>): Resource {
   } as Resource;
 }
 
-const formPost = (url: string, fields: Record<string, string>) =>
-  t.app.inject({
-    method: 'POST',
-    url,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams(fields).toString(),
-  });
+const formPost = (url: string, fields: Record<string, string>) => postForm(t.app, url, fields);
 
 /** The authorization request of a standalone launch with `scope`, signed in as `email`. */
 async function signInForm(scope: string, email = t.testProject.email, password = t.testProject.password) {
@@ -139,14 +133,10 @@ beforeAll(async () => {
     ...project,
     link: [{ project: { reference: `Project/${other.projectId}` } }],
   } as Project);
-  client = (
-    await t.app.inject({
-      method: 'POST',
-      url: `/admin/projects/${t.testProject.projectId}/client`,
-      headers: t.authHeaders,
-      payload: { name: 'SMART app', redirectUri: REDIRECT },
-    })
-  ).json();
+  client = await registerClient(t.app, t.testProject.projectId, t.authHeaders, {
+    name: 'SMART app',
+    redirectUri: REDIRECT,
+  });
 });
 afterAll(async () => {
   await t?.close();
