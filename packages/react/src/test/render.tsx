@@ -14,8 +14,10 @@ import { buildUiMetadata } from '../../scripts/metadata.mjs';
 
 // jsdom lacks these; Mantine reads them.
 if (typeof window !== 'undefined') {
+  // Reduced motion: with the theme's respectReducedMotion, Mantine transitions take no time, so
+  // no transition timer outlives a test (one firing after jsdom's teardown fails the run).
   window.matchMedia ??= ((query: string) => ({
-    matches: false,
+    matches: query.includes('prefers-reduced-motion: reduce'),
     media: query,
     onchange: null,
     addListener: () => undefined,
@@ -122,7 +124,7 @@ export function renderWithHearth(
   navigate: (to: string) => void = () => undefined,
 ): RenderResult {
   return render(
-    <MantineProvider env="test">
+    <MantineProvider env="test" theme={{ respectReducedMotion: true }}>
       <HearthProvider client={client} metadata={testMetadata()} navigate={navigate}>
         {ui}
       </HearthProvider>
