@@ -19,13 +19,13 @@ function run(n: number, extra: Partial<SandboxRun> = {}): SandboxRun {
 }
 
 describe('BotSandbox', () => {
-  it('reuses warm isolates, and recycles each after 100 runs so memory stays flat', async () => {
+  it('reuses warm isolates, and recycles each after 25 runs so memory stays flat', async () => {
     const sandbox = new BotSandbox({ memoryLimitMb: 32, warmIsolates: 4 });
-    for (let i = 0; i < 250; i++) {
+    for (let i = 0; i < 60; i++) {
       const outcome = await sandbox.run(run(i));
       expect(outcome).toMatchObject({ ok: true, value: i * 2 });
     }
-    // One run at a time: one isolate serves 100 runs, then a new one takes over.
+    // One run at a time: one isolate serves 25 runs, then a new one takes over.
     expect(sandbox.isolatesCreated).toBe(3);
     sandbox.dispose();
   });
