@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Bot, Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import { outboundRequest, type OutboundPolicy } from '../platform/outbound-http.js';
@@ -31,6 +31,33 @@ export interface DeliveryDeps {
 
 /** Header naming the deleted resource on a rest-hook for a delete (as the spec's platform sends it). */
 export const DELETED_HEADER = 'X-Medplum-Deleted-Resource';
+
+/**
+ * Header carrying the notification's id: the same on every attempt of one notification, including
+ * one sent again after a crash (delivery is at least once), so a receiver can drop duplicates; a
+ * `$resend` is a new notification with an id of its own.
+ */
+export const DELIVERY_ID_HEADER = 'X-Hearth-Delivery-Id';
+
+/**
+ * The id of one notification, derived from what it notifies (subscription, resource version,
+ * interaction, resend) rather than stored, so every process and attempt computes the same one.
+ * A SHA-256 name-based UUID (RFC 9562 version 8).
+ */
+export function deliveryId(job: DeliveryJob): string {
+  const versionId = job.interaction === 'delete' ? job.previousVersionId : job.versionId;
+  const name = JSON.stringify([
+    job.subscriptionId,
+    job.resourceType,
+    job.id,
+    versionId ?? null,
+    job.interaction,
+    job.resendId ?? null,
+  ]);
+  const hex = createHash('sha256').update(name).digest('hex');
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
 
 /** The rest-hook signature: HMAC-SHA256 of the exact body bytes, hex, keyed with the subscription secret. */
 export function signBody(secret: string, body: string): string {
@@ -132,6 +159,7 @@ async function restHook(
     throw new DeliveryFailed('The subscription has no channel.endpoint');
   }
   const headers = parseHeaders(sub.resource.channel?.header);
+  headers[DELIVERY_ID_HEADER] = deliveryId(job);
   // full-resource: the resource is the body; empty and id-only: no body (id-only names the version).
   const body = sub.payload === 'full-resource' ? JSON.stringify(resource) : '';
   if (body) {

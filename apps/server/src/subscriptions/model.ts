@@ -138,6 +138,8 @@ export interface ChangeEvent {
   interaction: Interaction;
   /** $resend: only this subscription, and whatever its interaction filter says. */
   onlySubscription?: string;
+  /** $resend: a new id for each resend, so its notification is not taken for a duplicate. */
+  resendId?: string;
   /** The version written, as stored, when small (the evaluation then need not read it again). */
   content?: string;
 }

@@ -1,4 +1,5 @@
 // Subscription/{id}/$get-ws-binding-token and {type}/{id}/$resend.
+import { randomUUID } from 'node:crypto';
 import { allOk, badRequest, fail, type Resource } from '@hearth/core';
 import { ctx } from '../fhir/context.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
@@ -89,6 +90,7 @@ export function registerSubscriptionOperations(registry: OperationRegistry, deps
         id: read.resource.id as string,
         versionId: read.versionId,
         interaction: 'update',
+        resendId: randomUUID(),
         ...(only ? { onlySubscription: only } : {}),
       };
       await deps.jobs.send(EVALUATE_QUEUE, { changes: [change] });

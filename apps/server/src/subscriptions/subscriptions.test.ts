@@ -122,6 +122,13 @@ describe('rest-hook subscriptions', () => {
     expect(audits.map((a) => a.outcome)).toEqual(['4', '4', '0']);
     expect(audits[0].outcomeDesc).toContain('answered 500');
     expect(audits[0].outcomeDesc).toContain('attempt 1 of 5');
+    // One notification: the first attempt (in the evaluation job) and the retries (a delivery job)
+    // carry one id, by which a receiver can drop duplicates.
+    const ids = new Set(
+      receiver.requests.filter((r) => r.url === '/retry').map((r) => r.headers['x-hearth-delivery-id']),
+    );
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('evaluates the writes of one transaction together: each match delivered once, the others not', async () => {
@@ -297,7 +304,13 @@ describe('rest-hook subscriptions', () => {
       FHIR_JSON,
     );
     expect(res.status).toBe(200);
-    await waitFor(() => (arrivals(loc.id, '/resend').length === 2 ? true : undefined));
+    const [first, again] = await waitFor(() => {
+      const list = arrivals(loc.id, '/resend');
+      return list.length === 2 ? list : undefined;
+    });
+    // A resend is a new notification, not a duplicate of the first.
+    expect(again.headers['x-hearth-delivery-id']).toBeTruthy();
+    expect(again.headers['x-hearth-delivery-id']).not.toBe(first.headers['x-hearth-delivery-id']);
   });
 
   it('does not follow a redirect to an internal address (SSRF): the attempt fails, blocked, and is recorded', async () => {
