@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Bot, Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import { outboundRequest, type OutboundPolicy } from '../platform/outbound-http.js';
@@ -10,6 +10,7 @@ import type { BotRunner } from '../bots/runner.js';
 import type { DeliveryJob } from './evaluate.js';
 import type { ActiveSubscription } from './model.js';
 import type { ActiveSubscriptions } from './active.js';
+import { notificationId } from './notification-id.js';
 
 /** Sends email (the auth module's SMTP mailer). */
 export interface Mailer {
@@ -39,24 +40,9 @@ export const DELETED_HEADER = 'X-Medplum-Deleted-Resource';
  */
 export const DELIVERY_ID_HEADER = 'X-Hearth-Delivery-Id';
 
-/**
- * The id of one notification, derived from what it notifies (subscription, resource version,
- * interaction, resend) rather than stored, so every process and attempt computes the same one.
- * A SHA-256 name-based UUID (RFC 9562 version 8).
- */
+/** The notification id of a delivery job. */
 export function deliveryId(job: DeliveryJob): string {
-  const versionId = job.interaction === 'delete' ? job.previousVersionId : job.versionId;
-  const name = JSON.stringify([
-    job.subscriptionId,
-    job.resourceType,
-    job.id,
-    versionId ?? null,
-    job.interaction,
-    job.resendId ?? null,
-  ]);
-  const hex = createHash('sha256').update(name).digest('hex');
-  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  return notificationId({ ...job, versionId: job.interaction === 'delete' ? job.previousVersionId : job.versionId });
 }
 
 /** The rest-hook signature: HMAC-SHA256 of the exact body bytes, hex, keyed with the subscription secret. */

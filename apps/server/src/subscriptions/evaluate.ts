@@ -369,6 +369,7 @@ async function evaluateChange(
         i: change.id,
         v: current ? change.versionId : change.previousVersionId,
         x: change.interaction,
+        ...(change.resendId ? { r: change.resendId } : {}),
         // Fields hidden from the author: the socket's process reads the version as the author.
         ...(view.redact && sub.author ? { a: sub.author } : {}),
       }),

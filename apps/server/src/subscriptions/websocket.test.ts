@@ -116,6 +116,9 @@ describe('websocket subscriptions across server processes', () => {
       .systemRepo(a.testProject.projectId)
       .createResource({ resourceType: 'Observation', status: 'final', code: { coding: [{ code: 'socket-obs' }] } });
     await waitFor(() => (notifications(onA).length === 1 && notifications(onB).length === 1 ? true : undefined));
+    // One notification, one id, whichever process's socket carried it (clients can drop duplicates).
+    expect(notifications(onA)[0].id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(notifications(onB)[0].id).toBe(notifications(onA)[0].id);
 
     onB.socket.send(JSON.stringify({ type: 'unbind-from-token', payload: { token } }));
     await waitFor(() => (b.services.automation.subscriptions.hub.boundCount(id) === 0 ? true : undefined));
@@ -126,6 +129,7 @@ describe('websocket subscriptions across server processes', () => {
       FHIR_JSON,
     );
     await waitFor(() => (notifications(onA).length === 2 ? true : undefined));
+    expect(notifications(onA)[1].id).not.toBe(notifications(onA)[0].id);
     await new Promise((r) => setTimeout(r, 300));
     expect(notifications(onB)).toHaveLength(1);
     onA.socket.close();

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import { badRequest, type OperationOutcome, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
@@ -7,6 +7,7 @@ import type { Repository } from '../storage/repository.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import { setSettingOnce } from '../storage/settings.js';
 import { parseSubscription } from './model.js';
+import { notificationId } from './notification-id.js';
 
 const SECRET_SETTING = 'subscriptionBindingSecret';
 
@@ -89,7 +90,7 @@ export interface WebsocketHubDeps {
 function notificationBundle(
   subscriptionId: string,
   type: 'handshake' | 'event-notification' | 'heartbeat',
-  event?: { number: number; resource: Resource; fullUrl: string; deleted: boolean },
+  event?: { number: number; resource: Resource; fullUrl: string; deleted: boolean; id: string },
 ): Resource {
   const timestamp = new Date().toISOString();
   const status: Resource = {
@@ -115,7 +116,9 @@ function notificationBundle(
         : {}),
     });
   }
-  return { resourceType: 'Bundle', type: 'history', timestamp, entry };
+  // An event's Bundle is named like its rest-hook (deliver.ts: notificationId), so a client that
+  // hears one change on two sockets, or again after a crash, can tell.
+  return { resourceType: 'Bundle', id: event?.id ?? randomUUID(), type: 'history', timestamp, entry };
 }
 
 function errorMessage(text: string): string {
@@ -284,6 +287,14 @@ export class WebsocketHub {
         resource,
         fullUrl: `${this.deps.fhirBase}${type}/${id}`,
         deleted: message.x === 'delete',
+        id: notificationId({
+          subscriptionId: message.s,
+          resourceType: type,
+          id,
+          versionId,
+          interaction: String(message.x),
+          resendId: typeof message.r === 'string' ? message.r : undefined,
+        }),
       }),
     );
     for (const socket of sockets) {

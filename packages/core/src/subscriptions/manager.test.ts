@@ -50,9 +50,10 @@ function statusEntry(subscriptionId: string, type: string): { resource: Resource
   };
 }
 
-function notification(subscriptionId: string, resource: Resource, deleted = false): Bundle {
+function notification(subscriptionId: string, resource: Resource, deleted = false, id?: string): Bundle {
   return {
     resourceType: 'Bundle',
+    ...(id ? { id } : {}),
     type: 'history',
     entry: [
       statusEntry(subscriptionId, 'event-notification'),
@@ -117,6 +118,26 @@ describe('SubscriptionManager', () => {
       { value: 72, deleted: false },
       { value: 72, deleted: true },
     ]);
+    manager.close();
+  });
+
+  it('emits a notification heard again (same Bundle id, at-least-once delivery) only once', async () => {
+    const manager = new SubscriptionManager(fakeClient(), { WebSocket: FakeWebSocket, minReconnectDelay: 10 });
+    const emitter = manager.subscribe<Observation>('Observation?code=8867-4');
+    await manager.ready('Observation?code=8867-4');
+    await settle();
+    const socket = FakeWebSocket.last;
+    socket.open();
+    const ids: (string | undefined)[] = [];
+    emitter.on('message', (event) => ids.push(event.bundle.id));
+    const obs = { resourceType: 'Observation', id: 'o1', status: 'final' } as Observation;
+    socket.receive(notification('sub-1', obs, false, 'n-1'));
+    socket.receive(notification('sub-1', obs, false, 'n-1'));
+    socket.receive(notification('sub-1', obs, false, 'n-2'));
+    // Without an id (another server), nothing can be told apart: each is emitted.
+    socket.receive(notification('sub-1', obs));
+    socket.receive(notification('sub-1', obs));
+    expect(ids).toEqual(['n-1', 'n-2', undefined, undefined]);
     manager.close();
   });
 

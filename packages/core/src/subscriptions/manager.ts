@@ -79,7 +79,12 @@ interface Entry {
   /** The subscribe() calls sharing this criteria. */
   refs: number;
   ready: Promise<void>;
+  /** Ids of the latest notifications, oldest first, to drop one heard again. */
+  seen: Set<string>;
 }
+
+/** How many notification ids each subscription remembers. */
+const SEEN_IDS = 1000;
 
 interface BindingParameters {
   parameter?: { name: string; valueString?: string; valueUrl?: string }[];
@@ -111,7 +116,7 @@ export class SubscriptionManager {
       return existing.emitter as unknown as SubscriptionEmitter<T>;
     }
     const emitter = new SubscriptionEmitter(criteria);
-    const entry: Entry = { emitter, refs: 1, ready: Promise.resolve() };
+    const entry: Entry = { emitter, refs: 1, ready: Promise.resolve(), seen: new Set() };
     this.entries.set(criteria, entry);
     entry.ready = this.start(entry, extension).catch((error: unknown) => {
       emitter.emit('error', { error: error instanceof Error ? error : new Error(String(error)) });
@@ -220,6 +225,17 @@ export class SubscriptionManager {
     if (status?.type === 'handshake') {
       entry.emitter.emit('connect', { subscriptionId });
     } else if (status?.type === 'event-notification') {
+      // Delivery is at least once: a notification sent again (the server names each by its
+      // subscription, version and interaction) is dropped here, not emitted twice.
+      if (bundle.id) {
+        if (entry.seen.has(bundle.id)) {
+          return;
+        }
+        entry.seen.add(bundle.id);
+        if (entry.seen.size > SEEN_IDS) {
+          entry.seen.delete(entry.seen.values().next().value as string);
+        }
+      }
       const focus = bundle.entry?.[1];
       entry.emitter.emit('message', {
         bundle,
