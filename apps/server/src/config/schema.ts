@@ -128,7 +128,7 @@ export const configSchema = {
     'HEARTH_SUBSCRIPTION_MAX_ATTEMPTS',
     'integer',
     5,
-    'Delivery attempts of one notification before it is given up (a Subscription may lower it with the subscription-max-attempts extension).',
+    'Delivery attempts of one notification before it is given up (a Subscription may set its own, 1 to 20, with the subscription-max-attempts extension).',
   ),
   subscriptionHeartbeatMs: key(
     'HEARTH_SUBSCRIPTION_HEARTBEAT_MS',

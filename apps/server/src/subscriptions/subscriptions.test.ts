@@ -122,6 +122,12 @@ describe('rest-hook subscriptions', () => {
     expect(audits.map((a) => a.outcome)).toEqual(['4', '4', '0']);
     expect(audits[0].outcomeDesc).toContain('answered 500');
     expect(audits[0].outcomeDesc).toContain('attempt 1 of 5');
+    // The record is searchable by the subscription (docs/subscriptions.md).
+    const search = await fetch(new URL(`fhir/R4/AuditEvent?entity=Subscription/${sub.id}`, t.baseUrl), {
+      headers: t.authHeaders,
+    });
+    expect(search.status).toBe(200);
+    expect(((await search.json()) as { entry?: unknown[] }).entry).toHaveLength(3);
     // One notification: the first attempt (in the evaluation job) and the retries (a delivery job)
     // carry one id, by which a receiver can drop duplicates.
     const ids = new Set(
