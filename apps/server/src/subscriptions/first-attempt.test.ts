@@ -130,17 +130,28 @@ describe('first rest-hook attempt inside the evaluation job', () => {
     });
     expect(backed.state).toBe('created');
     expect(backed.start_after.getTime()).toBeGreaterThan(Date.now() + 5000);
-    held.release();
+    // The attempt's AuditEvent cannot be written while this lock is held (reads still can).
+    const locker = await a.pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE "AuditEvent" IN EXCLUSIVE MODE');
+      held.release();
+      await waitFor(() => arrivals('/late', device.id) === 1 || undefined);
+      await new Promise((r) => setTimeout(r, 1000));
+      // Answered but not yet recorded: the backing job stays, so a crash now would make the attempt again.
+      const waiting = (await jobs(a, sub.id, device.id)).find((j) => j.name === DELIVER_QUEUE);
+      expect(waiting?.state).toBe('created');
+      expect(await audits(a, sub.id)).toEqual([]);
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
     await waitFor(async () => {
       const job = (await jobs(a, sub.id, device.id)).find((j) => j.name === DELIVER_QUEUE);
       return job?.state === 'cancelled' || undefined;
     });
     expect(arrivals('/late', device.id)).toBe(1);
-    const recorded = await waitFor(async () => {
-      const list = await audits(a, sub.id);
-      return list.length > 0 ? list : undefined;
-    });
-    expect(recorded.map((e) => e.outcome)).toEqual(['0']);
+    expect((await audits(a, sub.id)).map((e) => e.outcome)).toEqual(['0']);
   });
 
   it('delivers from a later process when the one making the first attempt dies before it is answered', async () => {

@@ -106,7 +106,8 @@ function retryOf(
 /**
  * An attempt still unanswered when the budget ran out: a delivery job of the same attempt is queued
  * to start after the attempt's time limit, so it runs only if this process dies first. When the
- * attempt ends, the job is cancelled, and a failed attempt queues its retry instead.
+ * attempt ends and its AuditEvent is written, the job is cancelled, and a failed attempt queues its
+ * retry instead (a crash before then lets the job run: the attempt is made again and recorded).
  */
 async function backLateAttempt(deps: FirstAttemptDeps, item: QueuedDelivery, attempt: Promise<boolean>): Promise<void> {
   const jobId = await deps.jobs.send(DELIVER_QUEUE, item.data, {
@@ -115,6 +116,7 @@ async function backLateAttempt(deps: FirstAttemptDeps, item: QueuedDelivery, att
   });
   void attempt
     .then(async (ok) => {
+      await deps.delivery.audits.settled();
       if (jobId) {
         await deps.jobs.cancel(DELIVER_QUEUE, jobId);
       }
