@@ -2,7 +2,7 @@
  * The web app end to end in Chromium against a real server: sign in, create a Patient through the
  * generated form, find it with SearchControl filters, edit it, see the history diff, fill in a
  * questionnaire, see a vitals chart, invite a user, edit and remove a member, create a client,
- * write and execute a bot, register. Screenshots of the main screens go to artifacts/screenshots/.
+ * write and execute a bot, see a subscription's deliveries, register. Screenshots of the main screens go to artifacts/screenshots/.
  */
 import { HearthClient, MemoryStorage, type Resource } from '@hearth/core';
 import type { Browser, Page } from 'playwright-core';
@@ -499,6 +499,46 @@ describe.skipIf(!hasChromium())('web app in Chromium', () => {
     await log.waitFor();
     await shot('admin-bot');
   }, 180_000);
+
+  it("shows a subscription's delivery attempts and resends a resource", async () => {
+    // A loopback endpoint is refused (no allow-list here): each attempt fails and is recorded.
+    const sub = await api.createResource({
+      resourceType: 'Subscription',
+      status: 'active',
+      reason: 'e2e deliveries',
+      criteria: 'Observation?code=e2e-deliveries',
+      channel: { type: 'rest-hook', endpoint: 'http://127.0.0.1:9/hook', payload: 'application/fhir+json' },
+    } as Resource);
+    // The server learns of a new subscription at once; give its cache a moment all the same.
+    await new Promise((r) => setTimeout(r, 300));
+    const obs = await api.createResource({
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ code: 'e2e-deliveries' }] },
+    } as Resource);
+    await page.goto(url(`/Subscription/${sub.id}/deliveries`));
+    const table = page.getByRole('table', { name: 'Subscription deliveries' });
+    const row = table
+      .getByRole('row')
+      .filter({ hasText: `Observation/${obs.id}` })
+      .first();
+    for (let i = 0; i < 20 && !(await row.isVisible()); i++) {
+      await page.waitForTimeout(500);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+    }
+    await row.waitFor();
+    expect(await row.textContent()).toContain('failed');
+    expect(await row.textContent()).toContain('loopback, private, link-local or metadata address');
+    await page
+      .getByRole('button', { name: `Resend Observation/${obs.id}` })
+      .first()
+      .click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Observation/${obs.id} sent again.` })
+      .waitFor();
+    await shot('subscription-deliveries');
+  }, 120_000);
 
   it('keeps project secrets and access policies', async () => {
     await page.goto(url('/admin/secrets'));

@@ -1,5 +1,5 @@
 import { Alert, Anchor, Group, Loader, Stack, Tabs, Text, Title } from '@mantine/core';
-import { getDisplayString, type Questionnaire, type Reference, type Resource } from '@hearth/core';
+import { getDisplayString, type Questionnaire, type Reference, type Resource, type Subscription } from '@hearth/core';
 import {
   JsonEditor,
   OperationOutcomeAlert,
@@ -17,6 +17,7 @@ import {
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { PatientSummary } from './PatientSummary.js';
+import { SubscriptionDeliveries } from './SubscriptionDeliveries.js';
 
 /** `/:resourceType/:id/:tab?`: a resource with tabs for its details, editing, history and JSON. */
 export function ResourcePage(): ReactNode {
@@ -33,6 +34,7 @@ export function ResourcePage(): ReactNode {
     ...(resourceType === 'Patient' ? ['summary'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
+    ...(resourceType === 'Subscription' ? ['deliveries'] : []),
     'edit',
     'history',
     'blame',
@@ -51,6 +53,7 @@ export function ResourcePage(): ReactNode {
     preview: 'Fill in',
     builder: 'Builder',
     details: 'Details',
+    deliveries: 'Deliveries',
     edit: 'Edit',
     history: 'History',
     blame: 'Blame',
@@ -106,6 +109,9 @@ export function ResourcePage(): ReactNode {
         </Tabs.Panel>
         <Tabs.Panel value="details" pt="md">
           <ResourceTable value={resource} />
+        </Tabs.Panel>
+        <Tabs.Panel value="deliveries" pt="md">
+          <SubscriptionDeliveries subscription={resource as Subscription} />
         </Tabs.Panel>
         <Tabs.Panel value="edit" pt="md">
           <ResourceForm
