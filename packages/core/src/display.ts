@@ -116,6 +116,14 @@ export function getDisplayString(resource: Resource | { resourceType: string; id
       return deviceName;
     }
   }
+  // A Subscription's reason is required and says what it is for; its criteria is the fallback.
+  if (r.resourceType === 'Subscription') {
+    for (const key of ['reason', 'criteria'] as const) {
+      if (typeof r[key] === 'string' && r[key]) {
+        return r[key] as string;
+      }
+    }
+  }
   for (const key of ['title', 'description'] as const) {
     if (typeof r[key] === 'string' && r[key]) {
       return r[key] as string;

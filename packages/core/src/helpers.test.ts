@@ -179,6 +179,12 @@ describe('display', () => {
         code: { coding: [{ display: 'BP' }] },
       }),
     ).toBe('BP');
+    expect(
+      getDisplayString({ resourceType: 'Subscription', id: 's', status: 'active', reason: 'Labs', criteria: 'Task' }),
+    ).toBe('Labs');
+    expect(
+      getDisplayString({ resourceType: 'Subscription', id: 's', status: 'active', reason: '', criteria: 'Task' }),
+    ).toBe('Task');
     expect(getDisplayString({ resourceType: 'Basic', id: 'b1' })).toBe('Basic/b1');
     expect(getDisplayString({ resourceType: 'Patient', id: 'p2', name: [] })).toBe('Patient/p2');
     expect(getDisplayString(undefined)).toBe('');
