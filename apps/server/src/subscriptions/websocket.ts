@@ -116,7 +116,7 @@ function notificationBundle(
         : {}),
     });
   }
-  // An event's Bundle is named like its rest-hook (deliver.ts: notificationId), so a client that
+  // An event's Bundle is named like its rest-hook (notification-id.ts), so a client that
   // hears one change on two sockets, or again after a crash, can tell.
   return { resourceType: 'Bundle', id: event?.id ?? randomUUID(), type: 'history', timestamp, entry };
 }
