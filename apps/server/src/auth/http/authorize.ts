@@ -30,6 +30,7 @@ import {
 } from './pages.js';
 import { needsEncounterPick, needsPatientPick, withChosenContext } from '../launch-pick.js';
 import { encounterPicker } from './encounter-picker.js';
+import { searchAsMember } from './member-search.js';
 import { nextStep } from '../login-flow.js';
 import { verifySignInFactor } from '../mfa.js';
 
@@ -264,14 +265,9 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     if (query.trim()) {
       params.set('name', query.trim());
     }
-    const bundle = JSON.parse(
-      await auth.search.search(auth.repoFor(member), {
-        resourceType: 'Patient',
-        params,
-        fhirBase: `${fhirBase}/`,
-        strict: false,
-      }),
-    ) as { entry?: { resource: { id: string; name?: HumanName[]; birthDate?: string } }[] };
+    const bundle = await searchAsMember<{
+      entry?: { resource: { id: string; name?: HumanName[]; birthDate?: string } }[];
+    }>(auth, member, fhirBase, 'Patient', params);
     const patients = (bundle.entry ?? []).map((e) => e.resource);
     const carried = hidden({ ...fields, login: login.id }, [...CARRIED, 'login']);
     const choices = patients

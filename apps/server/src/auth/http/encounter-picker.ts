@@ -10,6 +10,7 @@ import type { RequestAuth } from '../authenticate.js';
 import { withChosenContext } from '../launch-pick.js';
 import type { AuthModule } from '../module.js';
 import { launchPatient } from '../tokens.js';
+import { searchAsMember } from './member-search.js';
 import { CHOSEN_CONTEXT_EXTENSION, loginExtension, type Login } from '../types.js';
 import { CARRIED, displayName, escapeHtml, hidden, page, sendHtml, type Fields, type HumanName } from './pages.js';
 
@@ -94,14 +95,7 @@ export function encounterPicker(auth: AuthModule, fhirBase: string, actions: str
       _elements: 'type,class,status,period',
       ...extra,
     });
-    const bundle = JSON.parse(
-      await auth.search.search(auth.repoFor(member), {
-        resourceType: 'Encounter',
-        params,
-        fhirBase: `${fhirBase}/`,
-        strict: false,
-      }),
-    ) as SearchBundle;
+    const bundle = await searchAsMember<SearchBundle>(auth, member, fhirBase, 'Encounter', params);
     // A member reads linked projects too; the launch context stays in the project signed into.
     const encounters = (bundle.entry ?? []).map((e) => e.resource).filter((e) => e.meta?.project === member.project.id);
     return { encounters, more: bundle.link?.some((l) => l.relation === 'next') ?? false };
