@@ -36,8 +36,9 @@ const entries = [
   .filter((e) => !serverOnly || e.entry === 'apps/server/src/main.ts');
 
 const started = Date.now();
-// The compact FHIR type schema, built once here rather than by the first server process.
-execSync('node packages/definitions/scripts/build-schema.mjs', { stdio: 'inherit' });
+// The compact FHIR type schema, built once here rather than by the first server process; a full
+// build also writes @hearth/definitions' library and declarations (for consumers outside the repo).
+execSync(`node packages/definitions/scripts/${serverOnly ? 'build-schema.mjs' : 'build.mjs'}`, { stdio: 'inherit' });
 for (const e of entries) {
   await build({
     entryPoints: [e.entry],
