@@ -1,4 +1,4 @@
-export { checkPrimitive, validationRegexes } from './primitives.js';
+export { checkPrimitive, FHIR_PRIMITIVE_TYPES, validationRegexes } from './primitives.js';
 export type { ValidatorElement, ValidatorSchema, ValidatorType } from './schema.js';
 export {
   assertValidResource,

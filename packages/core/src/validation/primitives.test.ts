@@ -1,5 +1,6 @@
+import { getSchema } from '@hearth/definitions';
 import { describe, expect, it } from 'vitest';
-import { checkPrimitive, validationRegexes } from './primitives.js';
+import { checkPrimitive, FHIR_PRIMITIVE_TYPES, validationRegexes } from './primitives.js';
 
 /** [type, valid values, invalid values] */
 const cases: [string, unknown[], unknown[]][] = [
@@ -90,5 +91,14 @@ describe('validationRegexes', () => {
     expect(validationRegexes.decimal.test('01.5')).toBe(false);
     expect(validationRegexes.boolean.test('true')).toBe(true);
     expect(validationRegexes.dateTime.test('2015-02-07T13:28:17Z')).toBe(true);
+  });
+});
+
+describe('FHIR_PRIMITIVE_TYPES', () => {
+  it("is exactly the R4 schema's primitive types", () => {
+    const fromSchema = Object.values(getSchema().types)
+      .filter((t) => t.kind === 'primitive-type')
+      .map((t) => t.name);
+    expect([...FHIR_PRIMITIVE_TYPES].sort()).toEqual(fromSchema.sort());
   });
 });

@@ -37,6 +37,30 @@ export const validationRegexes = {
   uuid: /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 } as const;
 
+/** The primitive types of FHIR R4 (hl7.org/fhir/R4/datatypes.html#primitive), by their type names. */
+export const FHIR_PRIMITIVE_TYPES: ReadonlySet<string> = new Set([
+  'boolean',
+  'integer',
+  'string',
+  'decimal',
+  'uri',
+  'url',
+  'canonical',
+  'base64Binary',
+  'instant',
+  'date',
+  'dateTime',
+  'time',
+  'code',
+  'oid',
+  'id',
+  'markdown',
+  'unsignedInt',
+  'positiveInt',
+  'uuid',
+  'xhtml',
+]);
+
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 

@@ -44,30 +44,6 @@ export interface UiMetadata {
   searchParams: Record<string, SearchParamInfo[]>;
 }
 
-export const PRIMITIVE_TYPES = new Set([
-  'boolean',
-  'integer',
-  'string',
-  'decimal',
-  'uri',
-  'url',
-  'canonical',
-  'base64Binary',
-  'instant',
-  'date',
-  'dateTime',
-  'time',
-  'code',
-  'oid',
-  'id',
-  'markdown',
-  'unsignedInt',
-  'positiveInt',
-  'uuid',
-  'xhtml',
-  'http://hl7.org/fhirpath/System.String',
-]);
-
 /** Every concrete resource type, sorted. */
 export function getResourceTypes(metadata: UiMetadata): string[] {
   return Object.values(metadata.types)

@@ -3,6 +3,7 @@
  * expanded to their typed names), type tests with inheritance (Age is a Quantity), and the
  * target type of a Reference. Used by the compiled expressions of path-compiler.ts.
  */
+import { FHIR_PRIMITIVE_TYPES } from '@hearth/core';
 import { getTypeSchema, type TypeSchema } from '@hearth/definitions';
 
 /** A value with its FHIR type ('HumanName', 'dateTime', 'Observation.component'), when known. */
@@ -13,29 +14,6 @@ export interface TypedValue {
 
 /** A step of a compiled expression: a collection in, a collection out. */
 export type Step = (nodes: TypedValue[], resource: Record<string, unknown>) => TypedValue[];
-
-const PRIMITIVES = new Set([
-  'boolean',
-  'integer',
-  'string',
-  'decimal',
-  'uri',
-  'url',
-  'canonical',
-  'base64Binary',
-  'instant',
-  'date',
-  'dateTime',
-  'time',
-  'code',
-  'oid',
-  'id',
-  'markdown',
-  'unsignedInt',
-  'positiveInt',
-  'uuid',
-  'xhtml',
-]);
 
 export function isKnownType(name: string): boolean {
   return getTypeSchema(name) !== undefined;
@@ -127,7 +105,7 @@ export function child(name: string): Step {
         if (key.length > name.length && key.startsWith(name) && /[A-Z]/.test(key[name.length])) {
           const suffix = key.slice(name.length);
           const lower = suffix.charAt(0).toLowerCase() + suffix.slice(1);
-          push(out, obj[key], PRIMITIVES.has(lower) ? lower : suffix);
+          push(out, obj[key], FHIR_PRIMITIVE_TYPES.has(lower) ? lower : suffix);
         }
       }
     }
