@@ -79,18 +79,24 @@ interface FindOptions {
   date?: string;
 }
 
-async function findOne<R>(
+/** One kind of terminology row: its table, the columns read, and a condition every match meets. */
+interface RowKind {
+  table: string;
+  columns: string;
+  where?: string;
+}
+
+/** The row `match` names for this caller: its own project first, then global content, newest date. */
+async function findOne<R extends { id: number }>(
   db: Queryable,
-  table: string,
-  columns: string,
+  kind: RowKind,
   scope: TerminologyScope,
   match: { column: 'url' | 'resource_id'; value: string },
-  options: FindOptions,
-  extraWhere = '',
+  options: FindOptions = {},
 ): Promise<R | undefined> {
   const params: unknown[] = [match.value];
   const { where, order } = scopeSql(scope, params);
-  let sql = `SELECT ${columns} FROM ${table} WHERE ${match.column} = $1 AND ${where} ${extraWhere}`;
+  let sql = `SELECT ${kind.columns} FROM ${kind.table} WHERE ${match.column} = $1 AND ${where} ${kind.where ?? ''}`;
   if (options.version) {
     params.push(options.version);
     sql += ` AND version = $${params.length}`;
@@ -100,88 +106,67 @@ async function findOne<R>(
     sql += ` AND (date IS NULL OR substr(date, 1, 10) <= $${params.length})`;
   }
   sql += ` ORDER BY ${order}, date DESC NULLS LAST, id DESC LIMIT 1`;
-  const result = await db.query(sql, params);
-  return result.rows[0] as R | undefined;
+  const row = (await db.query(sql, params)).rows[0] as R | undefined;
+  // bigserial ids arrive as strings.
+  return row && { ...row, id: Number(row.id) };
 }
 
-const CS_COLUMNS = `id, project_id AS "projectId", resource_id AS "resourceId", global, url, version, name, title,
+/** Code systems; supplements are not code systems of their own. */
+const CODE_SYSTEMS: RowKind = {
+  table: 'terminology_code_system',
+  columns: `id, project_id AS "projectId", resource_id AS "resourceId", global, url, version, name, title,
   content, case_sensitive AS "caseSensitive", hierarchy_meaning AS "hierarchyMeaning",
-  property_defs AS "propertyDefs", concept_count AS "conceptCount"`;
+  property_defs AS "propertyDefs", concept_count AS "conceptCount"`,
+  where: `AND content IS DISTINCT FROM 'supplement'`,
+};
 
-/** The code system a url (and optional version) names for this caller; supplements are not code systems. */
-export async function findCodeSystem(
+const VALUE_SETS: RowKind = {
+  table: 'terminology_value_set',
+  columns: `id, project_id AS "projectId", resource_id AS "resourceId", url, version, name, title, status,
+  compose, expansion`,
+};
+
+const CONCEPT_MAPS: RowKind = {
+  table: 'terminology_concept_map',
+  columns: `id, url, version, source_uri AS "sourceUri", target_uri AS "targetUri", groups`,
+};
+
+/** The code system a url (and optional version) names for this caller. */
+export function findCodeSystem(
   db: Queryable,
   scope: TerminologyScope,
   url: string,
   options: FindOptions = {},
 ): Promise<CodeSystemRow | undefined> {
-  const row = await findOne<CodeSystemRow>(
-    db,
-    'terminology_code_system',
-    CS_COLUMNS,
-    scope,
-    { column: 'url', value: url },
-    options,
-    `AND content IS DISTINCT FROM 'supplement'`,
-  );
-  return row && { ...row, id: Number(row.id) };
+  return findOne(db, CODE_SYSTEMS, scope, { column: 'url', value: url }, options);
 }
 
-export async function findCodeSystemById(
+export function findCodeSystemById(
   db: Queryable,
   scope: TerminologyScope,
   resourceId: string,
 ): Promise<CodeSystemRow | undefined> {
-  const row = await findOne<CodeSystemRow>(
-    db,
-    'terminology_code_system',
-    CS_COLUMNS,
-    scope,
-    { column: 'resource_id', value: resourceId },
-    {},
-  );
-  return row && { ...row, id: Number(row.id) };
+  return findOne(db, CODE_SYSTEMS, scope, { column: 'resource_id', value: resourceId });
 }
 
-const VS_COLUMNS = `id, project_id AS "projectId", resource_id AS "resourceId", url, version, name, title, status,
-  compose, expansion`;
-
-export async function findValueSet(
+export function findValueSet(
   db: Queryable,
   scope: TerminologyScope,
   url: string,
   options: FindOptions = {},
 ): Promise<ValueSetRow | undefined> {
-  const row = await findOne<ValueSetRow>(
-    db,
-    'terminology_value_set',
-    VS_COLUMNS,
-    scope,
-    { column: 'url', value: url },
-    options,
-  );
-  return row && { ...row, id: Number(row.id) };
+  return findOne(db, VALUE_SETS, scope, { column: 'url', value: url }, options);
 }
 
-export async function findValueSetById(
+export function findValueSetById(
   db: Queryable,
   scope: TerminologyScope,
   resourceId: string,
 ): Promise<ValueSetRow | undefined> {
-  const row = await findOne<ValueSetRow>(
-    db,
-    'terminology_value_set',
-    VS_COLUMNS,
-    scope,
-    { column: 'resource_id', value: resourceId },
-    {},
-  );
-  return row && { ...row, id: Number(row.id) };
+  return findOne(db, VALUE_SETS, scope, { column: 'resource_id', value: resourceId });
 }
 
-const CM_COLUMNS = `id, url, version, source_uri AS "sourceUri", target_uri AS "targetUri", groups`;
-
-export async function findConceptMap(
+export function findConceptMap(
   db: Queryable,
   scope: TerminologyScope,
   by: { url?: string; id?: string; version?: string },
@@ -189,10 +174,7 @@ export async function findConceptMap(
   const match = by.id
     ? { column: 'resource_id' as const, value: by.id }
     : { column: 'url' as const, value: by.url ?? '' };
-  const row = await findOne<ConceptMapRow>(db, 'terminology_concept_map', CM_COLUMNS, scope, match, {
-    version: by.version,
-  });
-  return row && { ...row, id: Number(row.id) };
+  return findOne(db, CONCEPT_MAPS, scope, match, { version: by.version });
 }
 
 /** Every concept map visible in scope, optionally those whose source/target value set matches. */
@@ -203,7 +185,7 @@ export async function findConceptMaps(
 ): Promise<ConceptMapRow[]> {
   const params: unknown[] = [];
   const { where } = scopeSql(scope, params);
-  let sql = `SELECT ${CM_COLUMNS} FROM terminology_concept_map WHERE ${where}`;
+  let sql = `SELECT ${CONCEPT_MAPS.columns} FROM ${CONCEPT_MAPS.table} WHERE ${where}`;
   if (filter.source) {
     params.push(splitCanonical(filter.source).url);
     sql += ` AND split_part(source_uri, '|', 1) = $${params.length}`;
