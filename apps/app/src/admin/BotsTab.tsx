@@ -3,6 +3,7 @@ import type { Bot } from '@hearth/core';
 import { OperationOutcomeAlert, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
+import { useAction } from '../use-action.js';
 
 /** Bots: the list and a create form (POST /admin/projects/{id}/bot), opening the editor. */
 export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] }): ReactNode {
@@ -10,8 +11,7 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
   const navigate = useNavigate();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
   return (
     <Stack>
       <Table striped aria-label="Bots">
@@ -41,16 +41,10 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
         <form
           onSubmit={async (e) => {
             e.preventDefault();
-            setBusy(true);
-            setError(undefined);
-            try {
+            await runAction(async () => {
               const bot = await client.createBot(projectId, { name, description: description || undefined });
               navigate(`/admin/bots/${bot.id}`);
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
+            });
           }}
         >
           <Stack gap="sm">

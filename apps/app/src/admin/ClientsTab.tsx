@@ -3,6 +3,7 @@ import type { ClientApplication } from '@hearth/core';
 import { OperationOutcomeAlert, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
+import { useAction } from '../use-action.js';
 
 /** Client applications: the list, and a create form whose answer shows the secret once. */
 export function ClientsTab(props: {
@@ -14,8 +15,7 @@ export function ClientsTab(props: {
   const client = useHearth();
   const [form, setForm] = useState({ name: '', description: '', redirectUri: '' });
   const [created, setCreated] = useState<ClientApplication | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
   return (
     <Stack>
       <Table striped aria-label="Client applications">
@@ -74,9 +74,7 @@ export function ClientsTab(props: {
         <form
           onSubmit={async (e) => {
             e.preventDefault();
-            setBusy(true);
-            setError(undefined);
-            try {
+            await runAction(async () => {
               const result = await client.createClient(projectId, {
                 name: form.name,
                 description: form.description || undefined,
@@ -85,11 +83,7 @@ export function ClientsTab(props: {
               setCreated(result);
               setForm({ name: '', description: '', redirectUri: '' });
               props.onChanged();
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
+            });
           }}
         >
           <Stack gap="sm">

@@ -3,6 +3,7 @@ import type { Resource } from '@hearth/core';
 import { OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import type { ProjectAdminDetails } from './types.js';
+import { useAction } from '../use-action.js';
 
 export type Member = ProjectAdminDetails['members'][number];
 
@@ -34,8 +35,7 @@ export function EditMemberModal(props: {
     active: member.active !== false,
     accessPolicy: member.accessPolicy?.reference ?? '',
   });
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
   const options = [
     { value: '', label: 'None' },
     ...(policies.data ?? []).map((p) => ({ value: `AccessPolicy/${p.id}`, label: String(p.name ?? p.id) })),
@@ -50,9 +50,7 @@ export function EditMemberModal(props: {
         aria-label="Edit member"
         onSubmit={async (e) => {
           e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
+          await runAction(async () => {
             await client.updateProjectMember(projectId, {
               id: member.id,
               admin: form.admin,
@@ -61,11 +59,7 @@ export function EditMemberModal(props: {
               ...(member.profile ? { profile: { display: form.display.trim() } } : {}),
             });
             props.onSaved();
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       >
         <Stack gap="sm">
@@ -128,8 +122,7 @@ export function RemoveMemberModal(props: {
 }): ReactNode {
   const { projectId, member } = props;
   const client = useHearth();
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
   return (
     <Modal opened onClose={props.onClose} title="Remove member">
       <Stack gap="sm">
@@ -146,16 +139,10 @@ export function RemoveMemberModal(props: {
             color="red"
             loading={busy}
             onClick={async () => {
-              setBusy(true);
-              setError(undefined);
-              try {
+              await runAction(async () => {
                 await client.removeProjectMember(projectId, member.id);
                 props.onRemoved();
-              } catch (err) {
-                setError(err);
-              } finally {
-                setBusy(false);
-              }
+              });
             }}
           >
             Remove

@@ -2,6 +2,7 @@ import { ActionIcon, Button, Group, PasswordInput, Stack, Text, TextInput } from
 import type { Project, ProjectSetting, ProjectSite } from '@hearth/core';
 import { OperationOutcomeAlert, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
+import { useAction } from '../use-action.js';
 
 /**
  * Project secrets (name/value pairs bots read from event.secrets) or sites (domains that sign
@@ -19,27 +20,20 @@ export function SettingsTab({
   const client = useHearth();
   const [secrets, setSecrets] = useState<ProjectSetting[]>(project.secret ?? []);
   const [sites, setSites] = useState<ProjectSite[]>(project.site ?? []);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run: runAction } = useAction();
   const [saved, setSaved] = useState(false);
-  const [busy, setBusy] = useState(false);
   const rows = kind === 'secrets' ? secrets : sites;
   return (
     <form
       onSubmit={async (e) => {
         e.preventDefault();
-        setBusy(true);
-        setError(undefined);
         setSaved(false);
-        try {
+        await runAction(async () => {
           const body = kind === 'secrets' ? secrets.filter((s) => s.name) : sites.filter((s) => s.name);
           await client.post(`admin/projects/${project.id}/${kind}`, body, 'application/json');
           setSaved(true);
           onSaved();
-        } catch (err) {
-          setError(err);
-        } finally {
-          setBusy(false);
-        }
+        });
       }}
     >
       <Stack maw={760}>

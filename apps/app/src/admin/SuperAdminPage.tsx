@@ -16,6 +16,7 @@ import { formatDateTime, type Project } from '@hearth/core';
 import { JsonView, OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { isSuperAdmin, useSession } from '../session.js';
+import { useAction } from '../use-action.js';
 
 /** Super admin: every project, and the maintenance actions of /admin/super/*. */
 export function SuperAdminPage(): ReactNode {
@@ -123,23 +124,19 @@ interface FieldDef {
 function Action({ title, path, fields }: { title: string; path: string; fields: FieldDef[] }): ReactNode {
   const client = useHearth();
   const [values, setValues] = useState<Record<string, string>>({});
-  const [result, setResult] = useState<{ value?: unknown; error?: unknown } | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
+  // Wrapped, so that an answer with no body still counts as done.
+  const [done, setDone] = useState<{ value: unknown } | undefined>(undefined);
   return (
     <Card withBorder>
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          setBusy(true);
-          setResult(undefined);
-          try {
+          setDone(undefined);
+          await run(async () => {
             const body = Object.fromEntries(Object.entries(values).filter(([, v]) => v));
-            setResult({ value: await client.post(path, body, 'application/json') });
-          } catch (err) {
-            setResult({ error: err });
-          } finally {
-            setBusy(false);
-          }
+            setDone({ value: await client.post(path, body, 'application/json') });
+          });
         }}
       >
         <Stack gap="xs">
@@ -167,14 +164,14 @@ function Action({ title, path, fields }: { title: string; path: string; fields: 
               {title}
             </Button>
           </Group>
-          {result?.error !== undefined && <OperationOutcomeAlert error={result.error} />}
-          {result && result.error === undefined && (
+          {error !== undefined && <OperationOutcomeAlert error={error} />}
+          {done && (
             <>
               <Text c="green" size="sm" role="status">
-                {outcomeText(result.value) ?? 'Done.'}
+                {outcomeText(done.value) ?? 'Done.'}
               </Text>
-              {result.value !== undefined && result.value !== null && !outcomeText(result.value) && (
-                <JsonView value={result.value} maxHeight={200} />
+              {done.value !== undefined && done.value !== null && !outcomeText(done.value) && (
+                <JsonView value={done.value} maxHeight={200} />
               )}
             </>
           )}

@@ -16,6 +16,7 @@ import { OperationOutcomeAlert, ResourceBadge, useHearth } from '@hearth/react';
 import type { ProjectAdminDetails } from './types.js';
 import { useState, type ReactNode } from 'react';
 import { EditMemberModal, memberName, RemoveMemberModal, type Member } from './MemberModals.js';
+import { useAction } from '../use-action.js';
 
 /**
  * Project members (from GET /admin/projects/{id}) with their edit and remove actions
@@ -40,9 +41,8 @@ export function UsersTab(props: {
     admin: false,
     sendEmail: false,
   });
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run: runAction } = useAction();
   const [invited, setInvited] = useState<string | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
   return (
     <Stack>
       <Table striped aria-label="Project members">
@@ -137,9 +137,7 @@ export function UsersTab(props: {
         <form
           onSubmit={async (e) => {
             e.preventDefault();
-            setBusy(true);
-            setError(undefined);
-            try {
+            await runAction(async () => {
               const { admin, ...rest } = form;
               const membership = await client.invite(projectId, {
                 ...rest,
@@ -150,11 +148,7 @@ export function UsersTab(props: {
               setInvited(`${form.firstName} ${form.lastName} (${membership.id ?? 'invited'})`);
               setForm({ ...form, firstName: '', lastName: '', email: '' });
               props.onChanged();
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
+            });
           }}
         >
           <Stack gap="sm">

@@ -4,14 +4,14 @@ import { OperationOutcomeAlert, useHearthContext } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
+import { useAction } from '../use-action.js';
 
 /** Register: a new user (POST /auth/newuser), then their new project (POST /auth/newproject), signed in. */
 export function RegisterPage(): ReactNode {
   const { client, refreshSession } = useHearthContext();
   const navigate = useNavigate();
   const [form, setForm] = useState({ firstName: '', lastName: '', email: '', password: '', projectName: '' });
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
   const field = (key: keyof typeof form) => ({
     value: form[key],
     onChange: (e: { currentTarget: { value: string } }) => setForm({ ...form, [key]: e.currentTarget.value }),
@@ -21,9 +21,7 @@ export function RegisterPage(): ReactNode {
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
+          await runAction(async () => {
             const codeVerifier = generateCodeVerifier();
             const codeChallenge = await computeCodeChallenge(codeVerifier);
             const { projectName, ...user } = form;
@@ -42,11 +40,7 @@ export function RegisterPage(): ReactNode {
             await client.processCode(code, { codeVerifier });
             await refreshSession();
             navigate('/');
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       >
         <Stack>

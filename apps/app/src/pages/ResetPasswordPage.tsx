@@ -3,29 +3,23 @@ import { OperationOutcomeAlert, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
+import { useAction } from '../use-action.js';
 
 /** Forgot password: the server emails a link to /setpassword/{id}/{secret}. */
 export function ResetPasswordPage(): ReactNode {
   const client = useHearth();
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
   return (
     <AuthLayout title="Reset your password">
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
+          await runAction(async () => {
             await client.post('auth/resetpassword', { email: email.trim() }, 'application/json', { noAuth: true });
             setSent(true);
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       >
         <Stack>

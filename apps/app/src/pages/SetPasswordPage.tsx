@@ -3,6 +3,7 @@ import { OperationOutcomeAlert, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
+import { useAction } from '../use-action.js';
 
 /** Sets a new password from an emailed link (POST /auth/setpassword). */
 export function SetPasswordPage(): ReactNode {
@@ -11,8 +12,7 @@ export function SetPasswordPage(): ReactNode {
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [done, setDone] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
   const mismatch = confirm !== '' && confirm !== password;
   return (
     <AuthLayout title="Set a new password">
@@ -30,16 +30,10 @@ export function SetPasswordPage(): ReactNode {
           onSubmit={async (e) => {
             e.preventDefault();
             if (mismatch) return;
-            setBusy(true);
-            setError(undefined);
-            try {
+            await runAction(async () => {
               await client.post('auth/setpassword', { id, secret, password }, 'application/json', { noAuth: true });
               setDone(true);
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
+            });
           }}
         >
           <Stack>

@@ -9,6 +9,7 @@ import { OperationOutcomeAlert, useHearthContext } from '@hearth/react';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
+import { useAction } from '../use-action.js';
 
 type Step =
   | { kind: 'credentials' }
@@ -27,8 +28,7 @@ export function SignInPage(): ReactNode {
   const [remember, setRemember] = useState(false);
   const [mfaCode, setMfaCode] = useState('');
   const [membership, setMembership] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: runAction } = useAction();
 
   async function next(response: LoginAuthenticationResponse, codeVerifier: string): Promise<void> {
     if (response.code) {
@@ -48,15 +48,7 @@ export function SignInPage(): ReactNode {
 
   async function run(e: FormEvent, action: () => Promise<void>): Promise<void> {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    await runAction(action);
   }
 
   if (step.kind === 'mfa') {
