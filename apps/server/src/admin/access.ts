@@ -4,30 +4,12 @@ import type { AuthModule } from '../auth/module.js';
 import type { RequestAuth } from '../auth/authenticate.js';
 import { readByReference } from '../auth/store.js';
 import type { Project } from '../auth/types.js';
-import { parseResourceScopes } from '../auth/access/scopes.js';
+import { assertAdminScope } from '../auth/access/admin-scope.js';
 
 /**
  * The caller of a project admin endpoint: an admin of that very project, or a super admin.
  * Anyone else gets 403 (the project's existence is not confirmed to non-members: 403 either way).
  */
-/**
- * A token whose SMART scopes narrow what it may do (a third-party app acting for an admin)
- * cannot administer: only unscoped tokens, or ones granted every type, may.
- */
-export function assertAdminScope(caller: RequestAuth): void {
-  const scopes = parseResourceScopes(caller.scope);
-  const everything = scopes.some(
-    (s) =>
-      s.context !== 'patient' &&
-      s.resourceType === '*' &&
-      !s.query &&
-      ['create', 'read', 'update', 'delete', 'search'].every((i) => s.interactions.has(i as never)),
-  );
-  if (scopes.length > 0 && !everything) {
-    fail(forbiddenWith("This token's scopes do not allow administration"));
-  }
-}
-
 export async function requireProjectAdmin(
   auth: AuthModule,
   request: FastifyRequest,

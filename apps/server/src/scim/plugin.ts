@@ -7,7 +7,7 @@ import { normalizeEmail } from '../auth/projects.js';
 import { findProjectMemberships, readByReference, readManyByReference } from '../auth/store.js';
 import type { Project, ProjectMembership, User } from '../auth/types.js';
 import { invite } from '../admin/invite.js';
-import { assertAdminScope } from '../admin/access.js';
+import { assertAdminScope } from '../auth/access/admin-scope.js';
 import { matchesScimFilter, parseScimFilter } from './filter.js';
 
 const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';

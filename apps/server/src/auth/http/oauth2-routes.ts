@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, forbiddenWith, fail } from '@hearth/core';
 import type { AuthModule } from '../module.js';
-import { assertAdminScope } from '../../admin/access.js';
+import { assertAdminScope } from '../access/admin-scope.js';
 import { authenticateClient, parseBasicAuth } from '../clients.js';
 import { authorizationCodeGrant, clientCredentialsGrant, refreshTokenGrant } from '../grants.js';
 import { OAuthError, oauthFail } from '../oauth-error.js';
