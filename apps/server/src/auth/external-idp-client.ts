@@ -129,7 +129,7 @@ async function discover(deps: AuthDeps, idp: IdentityProviderConfig, owner: IdpO
   try {
     discovered = await oidc.discovery(new URL(issuer), idp.clientId ?? '', undefined, undefined, options);
   } catch (err) {
-    fail(badRequest(`OpenID Connect discovery at ${issuer} failed: ${describe(err)}`, `${at}.issuer`));
+    fail(badRequest(`OpenID Connect discovery at ${issuer} failed: ${idpErrorMessage(err)}`, `${at}.issuer`));
   }
   const metadata: oidc.ServerMetadata = { ...discovered.serverMetadata() };
   for (const [key, value] of overrides) {
@@ -216,7 +216,7 @@ export async function providerConfiguration(
 }
 
 /** A readable reason from an openid-client error (its cause often says more). */
-export function describe(err: unknown): string {
+export function idpErrorMessage(err: unknown): string {
   const e = err as Error & { cause?: unknown; error?: string; error_description?: string };
   if (e.error) {
     return e.error_description ? `${e.error}: ${e.error_description}` : e.error;

@@ -64,7 +64,7 @@ beforeAll(async () => {
   });
   carol = await addTestMember(t.app, t.services, t.testProject.projectId);
   // Carol's email is in the IdP's domain.
-  const user = { ...carol.user, email: 'carol@idp.example' };
+  const user = { ...carol.user, email: 'carol@idp.example', externalId: 'carol-sub' };
   await t.services.systemRepo(user.meta?.project).updateResource(user);
 });
 afterAll(async () => {
@@ -166,7 +166,9 @@ describe('external OpenID Connect provider per domain', () => {
     let res = await externalSignIn();
     expect(res.status).toBe(400);
     expect(res.reason).toContain('"aud" (audience)');
-    op.rewriteNextIdToken((idToken) => op.reissue(idToken, { aud: [op.clientId, 'another-client'], azp: 'another-client' }));
+    op.rewriteNextIdToken((idToken) =>
+      op.reissue(idToken, { aud: [op.clientId, 'another-client'], azp: 'another-client' }),
+    );
     res = await externalSignIn();
     expect(res.status).toBe(400);
     expect(res.reason).toContain('"azp"');
@@ -185,6 +187,21 @@ describe('external OpenID Connect provider per domain', () => {
     const res = await externalSignIn();
     expect(res.status).toBe(400);
     expect(res.reason).toContain('"exp" (expiration time)');
+  });
+
+  it('answers 400 when the provider sends something that is not an ID token, or refuses a code used twice', async () => {
+    op.rewriteNextIdToken(async () => 'not-a-jwt');
+    const garbage = await externalSignIn();
+    expect(garbage.status).toBe(400);
+    expect(garbage.reason).toContain("identity provider's answer was refused");
+    // The same answer again (a replayed callback): the provider refuses the spent code.
+    const { authorizationUrl, cookie } = await startAt('idp.example');
+    const back = await op.authorize(authorizationUrl, carolAtIdp);
+    const first = await t.app.inject({ url: back.pathname + back.search, headers: { cookie } });
+    expect(first.statusCode, first.body).toBe(302);
+    const again = await t.app.inject({ url: back.pathname + back.search, headers: { cookie } });
+    expect(again.statusCode).toBe(400);
+    expect(again.json().issue[0].details.text).toContain('invalid_grant');
   });
 
   it('refuses an email outside the domain the provider is for', async () => {
@@ -242,6 +259,35 @@ describe('external OpenID Connect provider per domain', () => {
     const res = await t.app.inject({ url: '/auth/external/start?domain=gone.example' });
     expect(res.statusCode).toBe(400);
     expect(res.body).toContain('discovery');
+  });
+});
+
+describe("a client's own OpenID Connect provider", () => {
+  it('signs in by subject and returns to the client with its code and state', async () => {
+    const { client } = await createClient(t.services.auth.deps, t.testProject.projectId, {
+      name: 'SPA with its own provider',
+      redirectUri: 'https://spa.example.org/callback',
+      identityProvider: { issuer: op.issuer, clientId: op.clientId, clientSecret: op.clientSecret, useSubject: true },
+    });
+    const start = await t.app.inject({
+      url: `/auth/external/start?clientId=${client.id}&redirectUri=${encodeURIComponent('https://spa.example.org/callback')}&state=spa-state`,
+    });
+    expect(start.statusCode, start.body).toBe(302);
+    const back = await op.authorize(start.headers.location as string, {
+      sub: 'carol-sub',
+      email: 'x@elsewhere.example',
+    });
+    const res = await t.app.inject({
+      url: back.pathname + back.search,
+      headers: { cookie: cookieOf(start.headers['set-cookie']) },
+    });
+    expect(res.statusCode, res.body).toBe(302);
+    const landing = new URL(res.headers.location as string);
+    expect(landing.origin + landing.pathname).toBe('https://spa.example.org/callback');
+    expect(landing.searchParams.get('state')).toBe('spa-state');
+    expect(landing.searchParams.get('code')).toBeTruthy();
+    // The pending sign-in's cookie is cleared once used.
+    expect(String(res.headers['set-cookie'])).toMatch(/Max-Age=0/);
   });
 });
 

@@ -14,7 +14,7 @@ import {
   type RequestInfo,
 } from './login-flow.js';
 import { oauthFail } from './oauth-error.js';
-import { checkEndpoint, describe, providerConfiguration, type IdpOwner } from './external-idp-client.js';
+import { checkEndpoint, idpErrorMessage, providerConfiguration, type IdpOwner } from './external-idp-client.js';
 import { isKnownScope, splitScope } from './access/scopes.js';
 import { resolveMembership } from './session.js';
 import { findDomainConfiguration, findMembershipsOfUser, findUserByEmail } from './store.js';
@@ -204,7 +204,7 @@ async function identityClaims(
       idTokenExpected: true,
     });
   } catch (err) {
-    fail(badRequest(`The identity provider's answer was refused: ${describe(err)}`));
+    fail(badRequest(`The identity provider's answer was refused: ${idpErrorMessage(err)}`));
   }
   const claims: Record<string, unknown> = { ...tokens.claims() };
   const userinfo = config.serverMetadata().userinfo_endpoint;
@@ -216,7 +216,7 @@ async function identityClaims(
         sub: claims.sub,
       });
     } catch (err) {
-      fail(badRequest(`The identity provider's userinfo was refused: ${describe(err)}`));
+      fail(badRequest(`The identity provider's userinfo was refused: ${idpErrorMessage(err)}`));
     }
   }
   return claims;

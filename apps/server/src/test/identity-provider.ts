@@ -78,14 +78,13 @@ export async function startIdentityProvider(redirectUri: string): Promise<TestId
   };
 
   let issuer = '';
-  let provider: Provider | undefined;
   const server: Server = createServer((req, res) => {
     void handle(req, res).catch((err: Error) => {
       res.writeHead(500).end(err.message);
     });
   });
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const op = provider as Provider;
+    const op = provider;
     const path = new URL(req.url ?? '/', issuer).pathname;
     requests.push(path);
     if (path.startsWith('/interaction/')) {
@@ -110,7 +109,8 @@ export async function startIdentityProvider(redirectUri: string): Promise<TestId
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  provider = new Provider(issuer, configuration);
+  // Requests reach `handle` only once the provider exists: its issuer is the port just bound.
+  const provider = new Provider(issuer, configuration);
 
   return {
     issuer,
