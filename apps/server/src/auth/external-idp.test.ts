@@ -223,6 +223,17 @@ describe('external OpenID Connect provider per domain', () => {
     expect(res.status).toBe(400);
   });
 
+  it('keeps a few pending sign-ins per browser and clears abandoned ones beyond that', async () => {
+    const few = Array.from({ length: 4 }, (_, i) => `hearth-idp-old${i}=x`).join('; ');
+    const kept = await t.app.inject({ url: '/auth/external/start?domain=idp.example', headers: { cookie: few } });
+    expect([kept.headers['set-cookie']].flat()).toHaveLength(1);
+    const many = Array.from({ length: 5 }, (_, i) => `hearth-idp-old${i}=x`).join('; ');
+    const cleared = await t.app.inject({ url: '/auth/external/start?domain=idp.example', headers: { cookie: many } });
+    const setCookies = [cleared.headers['set-cookie']].flat() as string[];
+    expect(setCookies).toHaveLength(6);
+    expect(setCookies.filter((c) => /^hearth-idp-old\d=;.*Max-Age=0/.test(c))).toHaveLength(5);
+  });
+
   it('discovers the provider once, not on every sign-in', async () => {
     const before = op.requests.filter((p) => p === '/.well-known/openid-configuration').length;
     const res = await externalSignIn();

@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import type { AuthModule } from '../module.js';
-import { externalCallback, externalStart } from '../external-idp.js';
+import { externalCallback, externalStart, PENDING_COOKIE_PREFIX } from '../external-idp.js';
 import { requestInfo } from './common.js';
 
 type Q = FastifyRequest<{ Querystring: Record<string, string | undefined> }>;
+
+/** Pending sign-ins a browser may hold at once; starting one more clears the older ones. */
+const MAX_PENDING = 5;
 
 /**
  * Sign-in through an external OpenID Connect provider: /auth/external/start redirects to it with
@@ -22,10 +25,16 @@ export async function externalRoutes(app: FastifyInstance, auth: AuthModule): Pr
 
   app.get('/auth/external/start', async (request: Q, reply) => {
     const { url, cookie } = await externalStart(auth.deps, request.query);
-    reply.header(
-      'set-cookie',
-      serializeCookie(cookie.name, cookie.value, { ...cookieOptions, maxAge: cookie.maxAgeSeconds }),
+    const setCookies = [serializeCookie(cookie.name, cookie.value, { ...cookieOptions, maxAge: cookie.maxAgeSeconds })];
+    // Sign-ins in several tabs each keep their own cookie; abandoned ones must not pile up
+    // until the browser's Cookie header outgrows what servers accept.
+    const abandoned = Object.keys(parseCookies(request.headers.cookie ?? '')).filter((name) =>
+      name.startsWith(PENDING_COOKIE_PREFIX),
     );
+    if (abandoned.length >= MAX_PENDING) {
+      setCookies.push(...abandoned.map((name) => serializeCookie(name, '', { ...cookieOptions, maxAge: 0 })));
+    }
+    reply.header('set-cookie', setCookies);
     return reply.redirect(url);
   });
 
