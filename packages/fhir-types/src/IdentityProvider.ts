@@ -11,9 +11,11 @@ import type { Extension } from './Extension.js';
 export interface IdentityProvider {
   id?: string;
   extension?: Extension[];
-  /** OAuth 2.0 authorization endpoint */
+  /** The provider's issuer identifier (https; http only for loopback hosts). Its discovery document (issuer + /.well-known/openid-configuration) supplies the endpoints and the keys ID tokens are verified with, and ID tokens must name it as their iss. */
+  issuer?: string;
+  /** OAuth 2.0 authorization endpoint (overrides the discovered one) */
   authorizeUrl?: string;
-  /** OAuth 2.0 token endpoint */
+  /** OAuth 2.0 token endpoint (overrides the discovered one) */
   tokenUrl?: string;
   /** How the client authenticates at the token endpoint */
   tokenAuthMethod?: 'client_secret_basic' | 'client_secret_post';

@@ -1,4 +1,4 @@
-import { decodeJwt } from 'jose';
+import * as oidc from 'openid-client';
 import { badRequest, fail, forbiddenWith, isValidId } from '@hearth/core';
 import { outboundRequest } from '../platform/outbound-http.js';
 import type { AuthDeps } from './deps.js';
@@ -14,23 +14,41 @@ import {
   type RequestInfo,
 } from './login-flow.js';
 import { oauthFail } from './oauth-error.js';
-import { generateSecret, s256 } from './passwords.js';
+import { checkEndpoint, idpErrorMessage, providerConfiguration, type IdpOwner } from './external-idp-client.js';
 import { isKnownScope, splitScope } from './access/scopes.js';
 import { resolveMembership } from './session.js';
 import { findDomainConfiguration, findMembershipsOfUser, findUserByEmail } from './store.js';
 import { signTokens, type TokenResponse } from './tokens.js';
 import type { ClientApplication, IdentityProviderConfig, Login, User } from './types.js';
 
-const STATE_TYP = 'external-state+jwt';
-const STATE_LIFETIME = 600;
+const PENDING_TYP = 'external-signin+jwt';
+/** How long a sign-in may stay at the identity provider. */
+export const PENDING_LIFETIME = 600;
+/** The browser cookie that holds a pending external sign-in, one per `state`. */
+export const PENDING_COOKIE_PREFIX = 'hearth-idp-';
 
-interface ExternalState {
+/**
+ * A sign-in on its way through the external IdP. It is signed and kept in an HttpOnly cookie of
+ * the browser that started it, never in the URL: the PKCE verifier and nonce stay secret from
+ * whoever sees the redirect, and a code injected into another browser finds no matching sign-in.
+ */
+interface PendingSignIn {
   domain?: string;
   clientId?: string;
   params: LoginParams;
+  /** The `state`, `nonce` and PKCE verifier sent to the IdP, checked on its answer. */
+  state: string;
+  nonce: string;
   verifier?: string;
   /** The state the client passed, returned with the final redirect. */
   clientState?: string;
+}
+
+/** What the HTTP layer sets as a cookie before redirecting to the IdP. */
+export interface PendingCookie {
+  name: string;
+  value: string;
+  maxAgeSeconds: number;
 }
 
 async function idpJson(
@@ -62,28 +80,43 @@ async function idpJson(
 /** The external IdP of a sign-in: the email domain's (DomainConfiguration) or the client's own. */
 async function identityProvider(
   deps: AuthDeps,
-  state: Pick<ExternalState, 'domain' | 'clientId'>,
-): Promise<{ idp: IdentityProviderConfig; client?: ClientApplication }> {
+  state: Pick<PendingSignIn, 'domain' | 'clientId'>,
+): Promise<{ idp: IdentityProviderConfig; owner: IdpOwner; client?: ClientApplication }> {
   if (state.domain) {
     const config = await findDomainConfiguration(deps.pool, state.domain);
-    if (!config?.identityProvider?.authorizeUrl || !config.identityProvider.tokenUrl) {
+    if (!config?.identityProvider || !usesExternalSignIn(config.identityProvider)) {
       fail(badRequest(`No identity provider is configured for ${state.domain}`, 'domain'));
     }
-    return { idp: config.identityProvider, client: await loadClient(deps, state.clientId) };
+    return {
+      idp: config.identityProvider,
+      owner: 'DomainConfiguration',
+      client: await loadClient(deps, state.clientId),
+    };
   }
   const client = await loadClient(deps, state.clientId);
-  if (!client?.identityProvider?.authorizeUrl || !client.identityProvider.tokenUrl) {
+  if (!client?.identityProvider || !usesExternalSignIn(client.identityProvider)) {
     fail(badRequest('The client has no identity provider', 'clientId'));
   }
-  return { idp: client.identityProvider, client };
+  return { idp: client.identityProvider, owner: 'ClientApplication', client };
+}
+
+/** Whether an IdP configuration is meant for browser sign-in (not only token exchange). */
+export function usesExternalSignIn(idp: IdentityProviderConfig): boolean {
+  return Boolean(idp.issuer || idp.authorizeUrl);
 }
 
 function callbackUrl(deps: AuthDeps): string {
   return `${deps.config.baseUrl}auth/external`;
 }
 
-/** GET /auth/external/start: where to send the browser to sign in with the external IdP. */
-export async function externalStart(deps: AuthDeps, query: Record<string, string | undefined>): Promise<string> {
+/**
+ * GET /auth/external/start: where to send the browser to sign in with the external IdP, and the
+ * cookie that remembers the pending sign-in in that browser.
+ */
+export async function externalStart(
+  deps: AuthDeps,
+  query: Record<string, string | undefined>,
+): Promise<{ url: string; cookie: PendingCookie }> {
   const params: LoginParams = {
     projectId: query.projectId,
     clientId: query.clientId,
@@ -95,55 +128,96 @@ export async function externalStart(deps: AuthDeps, query: Record<string, string
     launch: query.launch,
   };
   const domain = query.domain?.toLowerCase();
-  const { idp, client } = await identityProvider(deps, { domain, clientId: query.clientId });
+  const { idp, owner, client } = await identityProvider(deps, { domain, clientId: query.clientId });
   checkLoginParams(params, client);
-  const state: ExternalState = { domain, clientId: query.clientId, params, clientState: query.state };
-  const url = new URL(idp.authorizeUrl as string);
-  url.searchParams.set('response_type', 'code');
-  url.searchParams.set('client_id', idp.clientId ?? '');
-  url.searchParams.set('redirect_uri', callbackUrl(deps));
-  url.searchParams.set('scope', 'openid email profile');
-  if (idp.usePkce) {
-    state.verifier = generateSecret(48);
-    url.searchParams.set('code_challenge_method', 'S256');
-    url.searchParams.set('code_challenge', s256(state.verifier));
+  const config = await providerConfiguration(deps, idp, owner);
+  const pending: PendingSignIn = {
+    domain,
+    clientId: query.clientId,
+    params,
+    state: oidc.randomState(),
+    nonce: oidc.randomNonce(),
+    clientState: query.state,
+  };
+  const authorize: Record<string, string> = {
+    redirect_uri: callbackUrl(deps),
+    scope: 'openid email profile',
+    state: pending.state,
+    nonce: pending.nonce,
+  };
+  // PKCE whenever the provider says it supports it, and always when the configuration asks.
+  if (idp.usePkce || config.serverMetadata().supportsPKCE()) {
+    pending.verifier = oidc.randomPKCECodeVerifier();
+    authorize.code_challenge = await oidc.calculatePKCECodeChallenge(pending.verifier);
+    authorize.code_challenge_method = 'S256';
   }
-  url.searchParams.set('state', await deps.keys.sign({ ...state }, STATE_LIFETIME, STATE_TYP));
-  return url.toString();
+  const url = oidc.buildAuthorizationUrl(config, authorize).toString();
+  const value = await deps.keys.sign({ ...pending }, PENDING_LIFETIME, PENDING_TYP);
+  return { url, cookie: { name: PENDING_COOKIE_PREFIX + pending.state, value, maxAgeSeconds: PENDING_LIFETIME } };
+}
+
+/** The pending sign-in the IdP's answer belongs to, from the cookie named by its `state`. */
+async function pendingSignIn(
+  deps: AuthDeps,
+  state: string,
+  cookies: Record<string, string | undefined>,
+): Promise<PendingSignIn> {
+  const cookie = cookies[PENDING_COOKIE_PREFIX + state];
+  if (!cookie) {
+    fail(
+      badRequest(
+        'No sign-in with this identity provider was started in this browser, or it took longer than ' +
+          `${PENDING_LIFETIME / 60} minutes: start again`,
+        'state',
+      ),
+    );
+  }
+  let pending: PendingSignIn;
+  try {
+    pending = (await deps.keys.verify(cookie, { typ: PENDING_TYP })) as unknown as PendingSignIn;
+  } catch {
+    fail(badRequest('Invalid or expired sign-in: start again', 'state'));
+  }
+  if (pending.state !== state) {
+    fail(badRequest('The state does not match the sign-in started in this browser', 'state'));
+  }
+  return pending;
 }
 
 /**
- * The identity claims from the IdP's tokens: its userinfo endpoint when configured, else the ID
- * token. The ID token came straight from the IdP's token endpoint over TLS, which validates its
- * issuer (OIDC Core §3.1.3.7); its audience must still be our client id.
+ * The identity claims the IdP vouched for: its ID token, verified by openid-client (signature
+ * against the provider's JWKS, `iss`, `aud`, `azp`, `exp`, `iat`, and the `nonce` we sent), and
+ * its userinfo when configured or when the ID token does not carry the email we match on.
  */
 async function identityClaims(
-  deps: AuthDeps,
+  config: oidc.Configuration,
   idp: IdentityProviderConfig,
-  tokens: Record<string, unknown>,
+  callback: URL,
+  pending: PendingSignIn,
 ): Promise<Record<string, unknown>> {
-  if (idp.userInfoUrl && typeof tokens.access_token === 'string') {
-    return idpJson(deps, idp.userInfoUrl, {
-      headers: { authorization: `Bearer ${tokens.access_token}`, accept: 'application/json' },
-    });
-  }
-  const idToken = tokens.id_token;
-  if (typeof idToken !== 'string') {
-    fail(badRequest('Identity provider returned neither an ID token nor a userinfo endpoint'));
-  }
-  let claims: Record<string, unknown>;
+  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
   try {
-    claims = decodeJwt(idToken);
-  } catch {
-    fail(badRequest('Identity provider returned an ID token that is not a JWT'));
+    tokens = await oidc.authorizationCodeGrant(config, callback, {
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+      pkceCodeVerifier: pending.verifier,
+      idTokenExpected: true,
+    });
+  } catch (err) {
+    fail(badRequest(`The identity provider's answer was refused: ${idpErrorMessage(err)}`));
   }
-  const aud = claims.aud;
-  const audiences = Array.isArray(aud) ? aud : [aud];
-  if (idp.clientId && !audiences.includes(idp.clientId)) {
-    fail(badRequest('The ID token was not issued for this client'));
-  }
-  if (typeof claims.exp === 'number' && claims.exp * 1000 < Date.now()) {
-    fail(badRequest('The ID token has expired'));
+  const claims: Record<string, unknown> = { ...tokens.claims() };
+  const userinfo = config.serverMetadata().userinfo_endpoint;
+  const needsUserInfo = idp.userInfoUrl || (!idp.useSubject && typeof claims.email !== 'string');
+  if (needsUserInfo && userinfo && tokens.access_token) {
+    try {
+      // The userinfo must be about the same subject as the ID token (OIDC Core 5.3.2).
+      Object.assign(claims, await oidc.fetchUserInfo(config, tokens.access_token, claims.sub as string), {
+        sub: claims.sub,
+      });
+    } catch (err) {
+      fail(badRequest(`The identity provider's userinfo was refused: ${idpErrorMessage(err)}`));
+    }
   }
   return claims;
 }
@@ -192,45 +266,32 @@ async function userFor(
   return user;
 }
 
-/** GET /auth/external?code&state: finishes the external sign-in; returns where to redirect the browser. */
+/**
+ * GET /auth/external?code&state: finishes the external sign-in; returns where to redirect the
+ * browser and which cookie to clear.
+ */
 export async function externalCallback(
   deps: AuthDeps,
   query: Record<string, string | undefined>,
+  cookies: Record<string, string | undefined>,
   info: RequestInfo,
-): Promise<string> {
+): Promise<{ url: string; clearCookie?: string }> {
   if (query.error) {
     fail(badRequest(`Identity provider error: ${query.error_description ?? query.error}`));
   }
   if (!query.code || !query.state) {
     fail(badRequest('Missing code or state'));
   }
-  let state: ExternalState;
-  try {
-    state = (await deps.keys.verify(query.state, { typ: STATE_TYP })) as unknown as ExternalState;
-  } catch {
-    fail(badRequest('Invalid or expired state'));
+  const state = await pendingSignIn(deps, query.state, cookies);
+  const { idp, owner, client } = await identityProvider(deps, state);
+  const config = await providerConfiguration(deps, idp, owner);
+  const callback = new URL(callbackUrl(deps));
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined) {
+      callback.searchParams.set(name, value);
+    }
   }
-  const { idp, client } = await identityProvider(deps, state);
-  const form = new URLSearchParams({
-    grant_type: 'authorization_code',
-    code: query.code,
-    redirect_uri: callbackUrl(deps),
-  });
-  if (state.verifier) {
-    form.set('code_verifier', state.verifier);
-  }
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-www-form-urlencoded',
-    accept: 'application/json',
-  };
-  if (idp.tokenAuthMethod === 'client_secret_post') {
-    form.set('client_id', idp.clientId ?? '');
-    form.set('client_secret', idp.clientSecret ?? '');
-  } else {
-    headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(idp.clientId ?? '')}:${encodeURIComponent(idp.clientSecret ?? '')}`).toString('base64')}`;
-  }
-  const tokens = await idpJson(deps, idp.tokenUrl as string, { method: 'POST', headers, body: form.toString() });
-  const claims = await identityClaims(deps, idp, tokens);
+  const claims = await identityClaims(config, idp, callback, state);
   const projectId = state.params.projectId ?? (state.domain ? undefined : client?.meta?.project);
   let user: User;
   try {
@@ -247,10 +308,10 @@ export async function externalCallback(
   }
   await auditLogin(deps, { outcome: 'success', email: user.email, userId: user.id, method: 'external', ...info });
   const result = await startLogin(deps, { user, authMethod: 'external', params: state.params, client, info });
-  return finalRedirect(deps, state, result);
+  return { url: finalRedirect(deps, state, result), clearCookie: PENDING_COOKIE_PREFIX + state.state };
 }
 
-function finalRedirect(deps: AuthDeps, state: ExternalState, result: LoginResponse): string {
+function finalRedirect(deps: AuthDeps, state: PendingSignIn, result: LoginResponse): string {
   const url = new URL(state.params.redirectUri ?? `${appBaseUrl(deps.config)}signin`);
   url.searchParams.set('login', result.login);
   if (result.code) {
@@ -288,6 +349,12 @@ export async function tokenExchangeGrant(
   const idp = client.identityProvider;
   if (!idp?.userInfoUrl) {
     oauthFail('unauthorized_client', 'The client has no identity provider with a userinfo endpoint');
+  }
+  try {
+    // The subject token is a bearer credential: it goes to the provider over TLS only.
+    checkEndpoint(idp.userInfoUrl, 'ClientApplication.identityProvider.userInfoUrl');
+  } catch (err) {
+    oauthFail('unauthorized_client', (err as Error).message);
   }
   const projectId = client.meta?.project as string;
   let user: User;

@@ -1,6 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AuthModule } from './module.js';
-import { externalCallback, externalStart } from './external-idp.js';
 import { loginRoutes } from './http/login-routes.js';
 import { oauth2Routes } from './http/oauth2-routes.js';
 import { wellKnownRoutes } from './http/well-known.js';
@@ -9,15 +8,13 @@ import { mfaRoutes } from './http/mfa-routes.js';
 import { passwordRoutes } from './http/password-routes.js';
 import { registerRoutes } from './http/register-routes.js';
 import { sessionRoutes } from './http/session-routes.js';
-import { requestInfo } from './http/common.js';
+import { externalRoutes } from './http/external-routes.js';
 
 export interface AuthPluginOptions {
   auth: AuthModule;
   /** The FHIR base path under this prefix ('/fhir/R4'), for SMART discovery beside it. */
   fhirPrefix: string;
 }
-
-type Q = FastifyRequest<{ Querystring: Record<string, string | undefined> }>;
 
 /** Sign-in, OAuth 2.0 / OpenID Connect and discovery endpoints (CONTRACTS.md). */
 export async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
@@ -30,10 +27,5 @@ export async function authPlugin(app: FastifyInstance, options: AuthPluginOption
   await passwordRoutes(app, auth);
   await mfaRoutes(app, auth);
   await sessionRoutes(app, auth);
-  app.get('/auth/external/start', async (request: Q, reply) =>
-    reply.redirect(await externalStart(auth.deps, request.query)),
-  );
-  app.get('/auth/external', async (request: Q, reply) =>
-    reply.redirect(await externalCallback(auth.deps, request.query, requestInfo(request))),
-  );
+  await externalRoutes(app, auth);
 }

@@ -68,6 +68,8 @@ export interface ProjectMembership extends Resource {
 }
 
 export interface IdentityProviderConfig {
+  /** OpenID Connect issuer: discovery, ID token keys and `iss` come from it. */
+  issuer?: string;
   authorizeUrl?: string;
   tokenUrl?: string;
   tokenAuthMethod?: 'client_secret_basic' | 'client_secret_post';

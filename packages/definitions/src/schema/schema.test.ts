@@ -323,6 +323,7 @@ describe('platform definitions', () => {
     has('SmartAppLaunch', ['patient', 'encounter']);
     has('DomainConfiguration', ['domain', 'identityProvider.tokenUrl']);
     has('IdentityProvider', [
+      'issuer',
       'authorizeUrl',
       'tokenUrl',
       'userInfoUrl',

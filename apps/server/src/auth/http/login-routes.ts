@@ -6,6 +6,7 @@ import { assertNotLocked, recordFailure, recordSuccess } from '../brute-force.js
 import { checkLoginParams, chooseMembershipById, loadClient, readPendingLogin, startLogin } from '../login-flow.js';
 import { verifyPassword } from '../passwords.js';
 import { normalizeEmail } from '../projects.js';
+import { usesExternalSignIn } from '../external-idp.js';
 import { findDomainConfiguration, findUserByEmail, readByReference } from '../store.js';
 import type { ClientApplication, Login, User } from '../types.js';
 import { loginParams, objectBody, requestInfo, requiredString, sendNoStore } from './common.js';
@@ -87,7 +88,7 @@ export async function loginRoutes(app: FastifyInstance, auth: AuthModule): Promi
     const email = normalizeEmail(objectBody(request).email);
     const domain = email.split('@')[1];
     const config = await findDomainConfiguration(deps.pool, domain);
-    if (config?.identityProvider?.authorizeUrl) {
+    if (config?.identityProvider && usesExternalSignIn(config.identityProvider)) {
       return reply.send({
         domain,
         authorizeUrl: `${deps.config.baseUrl}auth/external/start?domain=${encodeURIComponent(domain)}`,
