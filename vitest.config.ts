@@ -17,6 +17,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 180_000,
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // --no-node-snapshot: the bot sandbox (isolated-vm) needs it on Node 20+ (platform/node-flags.ts).
+    poolOptions: { forks: { maxForks: 2, minForks: 1, execArgv: ['--no-node-snapshot'] } },
   },
 });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { NO_NODE_SNAPSHOT } from '../../apps/server/src/platform/node-flags.js';
 
 export interface BenchServer {
   baseUrl: string;
@@ -60,7 +61,7 @@ export async function startServer(admin: { email: string; password: string }): P
   const databaseUrl = process.env.DATABASE_URL || `postgres://postgres:postgres@127.0.0.1:${pgPort}/hearth`;
   const child: ChildProcess = spawn(
     process.execPath,
-    [...serverNodeArgs(), process.env.HEARTH_BENCH_SERVER || 'apps/server/dist/main.js'],
+    [NO_NODE_SNAPSHOT, ...serverNodeArgs(), process.env.HEARTH_BENCH_SERVER || 'apps/server/dist/main.js'],
     {
       env: {
         ...process.env,

@@ -8,18 +8,14 @@ import { HearthClient, MemoryStorage, type Resource } from '@hearth/core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../server/src/test/app.js';
-import { CHROMIUM, CHROMIUM_ARGS, ensureAppBuilt, hasChromium, screenshotDir } from './harness.js';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumForSuite, ensureAppBuilt, screenshotDir } from './harness.js';
 import { freshTotp } from '../../server/src/test/totp.js';
 
 const ADMIN_EMAIL = 'admin@example.com';
 const ADMIN_PASSWORD = 'correct-horse-battery-9';
 const USER_EMAIL = 'rosalind@example.com';
 
-if (!hasChromium()) {
-  console.warn(`e2e: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-}
-
-describe.skipIf(!hasChromium())('web app in Chromium', () => {
+describe.runIf(chromiumForSuite())('web app in Chromium', () => {
   let server: TestApp;
   let browser: Browser;
   let page: Page;

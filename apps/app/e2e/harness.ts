@@ -7,22 +7,9 @@ import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const CHROMIUM = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
+export { CHROMIUM, CHROMIUM_ARGS, chromiumForSuite } from '../../server/src/test/chromium.js';
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const screenshotDir = join(repoRoot, 'artifacts', 'screenshots');
-
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
-
-export function hasChromium(): boolean {
-  return existsSync(CHROMIUM);
-}
 
 /** The newest modification time of any file under the given paths. */
 function newestMtime(paths: string[]): number {

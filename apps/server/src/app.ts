@@ -9,6 +9,7 @@ import type { Pool } from './platform/postgres.js';
 import { errorToOutcome } from './errors/to-outcome.js';
 import { parseFormBody, parseJsonBody } from './http/body.js';
 import { sendOutcome } from './http/fhir-reply.js';
+import { corsOptions } from './http/cors.js';
 import { fhirPlugin } from './fhir/plugin.js';
 import { healthPlugin } from './health/plugin.js';
 import { authPlugin } from './auth/plugin.js';
@@ -115,22 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return sendOutcome(reply, 404, notFoundWith(`No route for ${request.method} ${request.url.split('?')[0]}`));
   });
 
-  await app.register(cors, {
-    origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
-    credentials: true,
-    exposedHeaders: [
-      'location',
-      'etag',
-      'last-modified',
-      'content-location',
-      'x-request-id',
-      'retry-after',
-      'ratelimit-limit',
-      'ratelimit-remaining',
-      'ratelimit-reset',
-      'ratelimit-policy',
-    ],
-  });
+  await app.register(cors, corsOptions(config.corsOrigins));
 
   // One websocket server for every /ws/* route (subscriptions, agents).
   await app.register(websocket, { options: { maxPayload: 1 << 20 } });

@@ -6,9 +6,15 @@ import { runMigrations } from './storage/migrations/runner.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
 import { collectStartupGarbage, limitHeapGrowth } from './platform/heap.js';
+import { missingNodeFlagProblem } from './platform/node-flags.js';
 
 /** Loads config, starts the database, builds the app, listens, and shuts down gracefully. */
 async function main(): Promise<void> {
+  const flagProblem = missingNodeFlagProblem();
+  if (flagProblem) {
+    console.error(`hearth cannot start: ${flagProblem}`);
+    process.exit(1);
+  }
   limitHeapGrowth();
   const config = loadConfig();
   const logger = createLogger(config.logLevel);

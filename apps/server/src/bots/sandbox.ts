@@ -1,4 +1,5 @@
 import ivm from 'isolated-vm';
+import { assertNodeFlags } from '../platform/node-flags.js';
 import { sandboxPrelude } from './sandbox-prelude.js';
 
 /** What a bot may ask of the host: client calls and fetch, each with JSON arguments. */
@@ -72,6 +73,8 @@ export class BotSandbox {
   isolatesCreated = 0;
 
   constructor(options: SandboxOptions) {
+    // At construction (server start), not at the first bot run, which would crash the process.
+    assertNodeFlags();
     this.options = { maxLogBytes: 64 * 1024, maxPendingCalls: 64, ...options };
   }
 

@@ -149,7 +149,12 @@ export const configSchema = {
     10000,
     'How long graceful shutdown waits for in-flight requests to finish.',
   ),
-  corsOrigins: key('HEARTH_CORS_ORIGINS', 'string[]', ['*'], 'Origins allowed by CORS (comma separated, * for any).'),
+  corsOrigins: key(
+    'HEARTH_CORS_ORIGINS',
+    'string[]',
+    ['*'],
+    'Origins whose browser pages may call the API (comma separated). An origin named here (https://app.example.org) may send credentials (cookies); * lets any other origin call it without credentials (bearer tokens). An origin matched by neither is refused.',
+  ),
   // ---- identity and access (auth/) ----
   appBaseUrl: key(
     'HEARTH_APP_BASE_URL',

@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { givenNodeFlags } from './node-flags.js';
 
 /**
  * How far V8 lets the old generation grow past the live heap before its next full collection:
@@ -20,7 +21,7 @@ export function limitHeapGrowth(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions = process.env.NODE_OPTIONS ?? '',
 ): boolean {
-  const chosen = [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg));
+  const chosen = givenNodeFlags(execArgv, nodeOptions).some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg));
   if (chosen) {
     return false;
   }

@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, getFreePort, type TestApp } from '../test/app.js';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { redisForSuite, startTestRedis, type TestRedis } from '../test/redis.js';
 import { createTestDatabase, type TestDatabase } from '../test/db.js';
 
 /** Fixed one-minute windows: start a scenario early in a minute so that it never straddles two. */
@@ -223,27 +223,20 @@ describe('shared across processes', () => {
     await twoProcesses({});
   });
 
-  describe('through Redis', () => {
-    let redis: ChildProcess | undefined;
-    let port = 0;
+  describe.runIf(redisForSuite())('through Redis', () => {
+    let redis: TestRedis;
     let db: TestDatabase;
     beforeAll(async () => {
-      port = await getFreePort();
-      redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      redis.on('error', () => undefined);
-      await new Promise((r) => setTimeout(r, 300));
+      redis = await startTestRedis();
       db = await createTestDatabase();
     });
     afterAll(async () => {
-      redis?.kill();
+      redis?.stop();
       await db?.drop();
     });
 
-    it('with HEARTH_REDIS_URL', async (ctx) => {
-      if (!redis?.pid) {
-        ctx.skip();
-      }
-      await twoProcesses({ redisUrl: `redis://127.0.0.1:${port}` }, db);
+    it('with HEARTH_REDIS_URL', async () => {
+      await twoProcesses({ redisUrl: redis.url }, db);
       const rows = await import('pg').then(async ({ default: pg }) => {
         const c = new pg.Client({ connectionString: db.url });
         await c.connect();

@@ -1,14 +1,14 @@
 // Websocket notifications across two server processes that share Redis (HEARTH_REDIS_URL) for messages.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Resource } from '@hearth/core';
-import { createTestApp, getFreePort, type TestApp } from '../test/app.js';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { redisForSuite, startTestRedis, type TestRedis } from '../test/redis.js';
 import { FHIR_JSON, get, post, waitFor } from '../bots/testing.js';
 
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+const hasRedis = redisForSuite();
 
-let redis: ChildProcess | undefined;
+let redis: TestRedis | undefined;
 let a: TestApp;
 let b: TestApp;
 
@@ -16,25 +16,15 @@ beforeAll(async () => {
   if (!hasRedis) {
     return;
   }
-  const port = await getFreePort();
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
-  await waitFor(() =>
-    spawnSync('redis-cli', ['-p', String(port), 'ping'])
-      .stdout?.toString()
-      .includes('PONG')
-      ? true
-      : undefined,
-  );
-  const redisUrl = `redis://127.0.0.1:${port}`;
+  redis = await startTestRedis();
+  const redisUrl = redis.url;
   a = await createTestApp({ listen: true, config: { redisUrl } });
   b = await createTestApp({ listen: true, db: a.db, config: { redisUrl } });
 });
 afterAll(async () => {
   await b?.close();
   await a?.close();
-  redis?.kill();
+  redis?.stop();
 });
 
 describe.runIf(hasRedis)('websocket subscriptions across processes over Redis', () => {

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { getFreePort } from './app.js';
+import { NO_NODE_SNAPSHOT } from '../platform/node-flags.js';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 
@@ -34,19 +35,21 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `node main.js` on a free port with its own data directory and the given settings, and
- * resolves once /healthcheck answers. `cleanups` receives what undoes it (kill, data directory).
+ * Starts `node --no-node-snapshot main.js` (or `node <nodeArgs> main.js`) on a free port with its own
+ * data directory and the given settings, and resolves once /healthcheck answers. `cleanups`
+ * receives what undoes it (kill, data directory).
  */
 export async function startServerProcess(
   main: string,
   env: Record<string, string>,
   cleanups: (() => Promise<void> | void)[],
+  nodeArgs: string[] = [NO_NODE_SNAPSHOT],
 ): Promise<ServerProcess> {
   const port = await getFreePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-proc-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const baseUrl = `http://127.0.0.1:${port}/`;
-  const proc = spawn('node', [main], {
+  const proc = spawn(process.execPath, [...nodeArgs, main], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -3,10 +3,9 @@
  * served from another origin (so CORS is exercised), driven in headless Chromium. The page signs
  * in with email and password, creates and reads a resource, and uploads a Binary with progress
  * reported by XMLHttpRequest; a second page signs in through the redirect: the server's
- * /oauth2/authorize page, back to the page with a code, processCode. Skipped (with a warning)
- * when Chromium is not installed.
+ * /oauth2/authorize page, back to the page with a code, processCode. Without Chromium: skipped
+ * with a warning, or a failure under CI (test/required.ts).
  */
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -15,13 +14,10 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Sdk from '@hearth/core';
 import { createTestApp, type TestApp } from '../app.js';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumForSuite } from '../chromium.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, authConfig } from './server.test-util.js';
 
-const CHROMIUM = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available) {
-  console.warn(`SDK browser test: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-}
+const available = chromiumForSuite();
 
 let t: TestApp;
 let page: Server;
@@ -73,12 +69,7 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
+      ...CHROMIUM_ARGS,
       // A name for the page that is not localhost: a page there is not a secure context.
       '--host-resolver-rules=MAP sdk-page.test 127.0.0.1',
     ],
