@@ -54,7 +54,7 @@ function duplicateIdsRefusal(duplicates: Duplicate[]): string {
     'With the previous Hearth version running (this one does not start until this is resolved), for each id above (T/I):',
     '  1. Choose the project that keeps the id.',
     '  2. In every other project P, as a member of P: read the copy (GET [base]/T/I), create it again without its id',
-    '     (POST [base]/T gives it a new id), point P\'s references to T/I at the new id, then DELETE [base]/T/I',
+    "     (POST [base]/T gives it a new id), point P's references to T/I at the new id, then DELETE [base]/T/I",
     '     (this removes its search index and terminology rows).',
     '  3. Remove what the delete keeps of that copy (PostgreSQL, one transaction):',
     `       DELETE FROM "T" WHERE resource_type = 'T' AND id = 'I' AND project_id = 'P' AND deleted;`,

@@ -122,10 +122,7 @@ export function newVersionParts(version: StoredVersion, param: (value: unknown, 
  * The first of `versions` whose id a different project holds (a current row, deleted or not). Only
  * asked after a write skipped something, so the write path itself never pays this read.
  */
-export async function idHeldElsewhere(
-  db: Queryable,
-  versions: StoredVersion[],
-): Promise<StoredVersion | undefined> {
+export async function idHeldElsewhere(db: Queryable, versions: StoredVersion[]): Promise<StoredVersion | undefined> {
   for (const version of versions) {
     const text = `SELECT 1 FROM ${resourceTable(version.resourceType)}
       WHERE ${TYPE_COLUMN} = $1 AND id = $2 AND project_id <> $3::uuid`;
