@@ -45,7 +45,7 @@ async function applied(): Promise<number[]> {
 
 beforeAll(async () => {
   db = await createTestDatabase({ empty: true });
-  pool = createPool({ connectionString: db.url, max: 2 });
+  pool = createPool({ connectionString: db.url, max: 2, statementTimeoutMs: 0 });
   // The database as a release before 0002 left it, written to by projects that shared ids.
   await runMigrations(
     pool,
