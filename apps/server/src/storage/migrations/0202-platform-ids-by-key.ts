@@ -1,25 +1,6 @@
 import type { Migration } from './index.js';
-
-/** Spelled out (not imported) so that this migration never changes once applied: those of 0201. */
-const PLATFORM_TYPES = [
-  'AccessPolicy',
-  'Agent',
-  'AsyncJob',
-  'Bot',
-  'BulkDataExport',
-  'ClientApplication',
-  'DomainConfiguration',
-  'IdentityProvider',
-  'JsonWebKey',
-  'Login',
-  'PasswordChangeRequest',
-  'Project',
-  'ProjectMembership',
-  'SmartAppLaunch',
-  'User',
-  'UserConfiguration',
-  'UserSecurityRequest',
-];
+// 0201's own list: both migrations are frozen, so sharing it can never change either.
+import { PLATFORM_TYPES } from './0201-platform-unique-ids.js';
 
 /**
  * Since 0002 every type's key is (resource_type, id), which makes an id unique server-wide for
