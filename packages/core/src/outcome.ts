@@ -75,8 +75,8 @@ export function unauthorizedWith(text: string): OperationOutcome {
 export function forbiddenWith(text: string): OperationOutcome {
   return outcome('forbidden', 'error', 'forbidden', text);
 }
-export function conflict(text: string, code: IssueType = 'conflict'): OperationOutcome {
-  return outcome('conflict', 'error', code, text);
+export function conflict(text: string, code: IssueType = 'conflict', expression?: string): OperationOutcome {
+  return outcome('conflict', 'error', code, text, expression);
 }
 export function preconditionFailed(text = 'Precondition Failed'): OperationOutcome {
   return outcome('precondition-failed', 'error', 'conflict', text);

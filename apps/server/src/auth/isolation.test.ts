@@ -282,8 +282,10 @@ describe("a member of project A cannot reach project B's data", () => {
       headers: { ...a.headers, 'content-type': FHIR },
       payload: { resourceType: 'Observation', id: ids.b.obs, status: 'cancelled', code: { text: 'overwritten' } },
     });
-    // The id is free in A: the PUT creates A's own resource; B's is untouched.
-    expect([201, 409]).toContain(put.statusCode);
+    // An id names one resource on the server: B holds it, so A cannot create its own (409, which
+    // never says where the id is held); B's is untouched.
+    expect(put.statusCode).toBe(409);
+    expect(put.body).not.toContain(b.projectId);
     const patch = await t.app.inject({
       method: 'PATCH',
       url: `/fhir/R4/Patient/${ids.b.patient}`,

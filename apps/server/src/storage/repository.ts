@@ -10,6 +10,7 @@ import {
   OperationOutcomeError,
   preconditionFailed,
   validationError,
+  type OperationOutcome,
   type Resource,
 } from '@hearth/core';
 import {
@@ -28,6 +29,7 @@ import {
   replaceVersionParts,
   selectCurrentMany,
   selectHistory,
+  idHeldElsewhere,
   selectVersion,
   newVersionParts,
   versionKey,
@@ -339,7 +341,7 @@ export class Repository {
       await this.deps.pool.query({ name: preparedName('hearth_create', text), text, values });
     } catch (err) {
       if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
-        throw new OperationOutcomeError(conflict('A resource with that id already exists'), err);
+        throw new OperationOutcomeError(idsTaken(versions), err);
       }
       throw err;
     }
@@ -712,12 +714,16 @@ export class Repository {
       written = await writeVersions(client, versions);
     } catch (err) {
       if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
-        throw new OperationOutcomeError(conflict('A resource with that id already exists'), err);
+        throw new OperationOutcomeError(idsTaken(versions), err);
       }
       throw err;
     }
     const missing = versions.filter((v) => !written.has(versionKey(v.resourceType, v.projectId, v.id)));
     if (missing.length > 0) {
+      const taken = await idHeldElsewhere(client, missing);
+      if (taken) {
+        fail(idTaken(taken.resourceType, taken.id));
+      }
       if (tolerateRace && versions.length === 1) {
         return false;
       }
@@ -812,6 +818,25 @@ function readResultOf(row: CurrentRow): ReadResult {
     versionId: row.versionId,
     lastUpdated: row.lastUpdated,
   };
+}
+
+/**
+ * An id is taken on the whole server, whichever project holds it (a deleted resource's too: its
+ * history still answers to it). The answer never says which project that is.
+ */
+function idTaken(resourceType: string, id: string): OperationOutcome {
+  return conflict(
+    `${resourceType}/${id} already exists: an id names one ${resourceType} on this server, so this one cannot be created; choose another id`,
+    'duplicate',
+    `${resourceType}.id`,
+  );
+}
+
+/** The unique key refused a write of `versions` (which one, PostgreSQL says only in its own words). */
+function idsTaken(versions: StoredVersion[]): OperationOutcome {
+  return versions.length === 1
+    ? idTaken(versions[0].resourceType, versions[0].id)
+    : conflict('A resource with one of these ids already exists on this server');
 }
 
 function toEvent(item: WriteItem): WriteEvent {

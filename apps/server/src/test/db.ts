@@ -13,8 +13,11 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-/** A fresh, migrated database of its own (a clone of the run's template), for one test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database of its own (a clone of the run's template), for one test file;
+ * `empty`: one with no tables at all (for tests of the migrations themselves).
+ */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
   const template = inject('pgTemplate');
   // Named after the run's template, so that a run's teardown drops only its own databases, never
@@ -24,7 +27,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${options.empty ? 'template0' : template}`);
   } finally {
     await admin.end();
   }

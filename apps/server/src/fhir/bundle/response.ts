@@ -12,9 +12,13 @@ export function responseBundleText(
   results: EntryResult[],
   prefer: ResponseBody,
 ): string {
+  const named = new Set<string>();
   const entries = results.map((r) => {
     const parts: string[] = [];
-    if (r.fullUrl) {
+    // A fullUrl names one entry of a Bundle (bdl-7): an entry answering for a resource an earlier
+    // one already named (a PUT, then a GET of it) goes without; its position and location say which.
+    if (r.fullUrl && !named.has(r.fullUrl)) {
+      named.add(r.fullUrl);
       parts.push(`"fullUrl":${JSON.stringify(r.fullUrl)}`);
     }
     if (r.body && prefer === 'representation') {

@@ -1,7 +1,7 @@
 import type { Migration } from './index.js';
 
 /** Spelled out (not imported) so that this migration never changes once applied. */
-const PLATFORM_TYPES = [
+export const PLATFORM_TYPES = [
   'AccessPolicy',
   'Agent',
   'AsyncJob',

@@ -1,5 +1,6 @@
 import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
+import { m0002UniqueIds } from './0002-unique-ids.js';
 import { m0100SearchIndex } from './0100-search-index.js';
 import { m0101SearchContained } from './0101-search-contained.js';
 import { m0103SearchAutovacuum } from './0103-search-autovacuum.js';
@@ -8,6 +9,7 @@ import { m0200AuthLookups } from './0200-auth-lookups.js';
 import { m0300JobQueue } from './0300-job-queue.js';
 import { m0301ListenerHeartbeat } from './0301-listener-heartbeat.js';
 import { m0201PlatformUniqueIds } from './0201-platform-unique-ids.js';
+import { m0202PlatformIdsByKey } from './0202-platform-ids-by-key.js';
 import { m0400Terminology } from './0400-terminology.js';
 
 export interface Migration {
@@ -20,12 +22,14 @@ export interface Migration {
 /** The one list of migrations, in order. */
 export const migrations: Migration[] = [
   m0001CoreStorage,
+  m0002UniqueIds,
   m0100SearchIndex,
   m0101SearchContained,
   m0102SearchTokenSortDates,
   m0103SearchAutovacuum,
   m0200AuthLookups,
   m0201PlatformUniqueIds,
+  m0202PlatformIdsByKey,
   m0300JobQueue,
   m0301ListenerHeartbeat,
   m0400Terminology,

@@ -8,7 +8,8 @@ import { historyTable, resourceTable } from '../tables.js';
 /**
  * Writes a batch of versions in one statement: the current row (insert, or update of exactly
  * the previous version) and the history row. Returns the keys that were written; a version whose
- * predecessor is not the stored one is skipped, which callers turn into a 412 or a retry.
+ * predecessor is not the stored one is skipped, which callers turn into a 412 or a retry, and so
+ * is one whose id another project holds (the key is the type and id alone; see idHeldElsewhere).
  * Multi-row through unnest, so a 150-entry transaction is one round trip, not 300.
  */
 export async function writeVersions(client: PoolClient, versions: StoredVersion[]): Promise<Set<string>> {
@@ -68,13 +69,13 @@ async function writeVersionsOfType(
        SELECT resource_type, id, project_id, version_id, last_updated, deleted, content,
               ARRAY(SELECT json_array_elements_text(compartments_json::json))
        FROM v
-       ON CONFLICT (resource_type, project_id, id) DO UPDATE SET
+       ON CONFLICT (resource_type, id) DO UPDATE SET
          version_id = EXCLUDED.version_id,
          last_updated = EXCLUDED.last_updated,
          deleted = EXCLUDED.deleted,
          content = EXCLUDED.content,
          compartments = EXCLUDED.compartments
-       WHERE resource.version_id = EXCLUDED.version_id - 1
+       WHERE resource.version_id = EXCLUDED.version_id - 1 AND resource.project_id = EXCLUDED.project_id
        RETURNING resource_type, id, project_id, version_id
      )
      INSERT INTO ${history} (resource_type, id, project_id, version_id, last_updated, deleted, content)
@@ -115,6 +116,26 @@ export function newVersionParts(version: StoredVersion, param: (value: unknown, 
     `cur AS (INSERT INTO ${resourceTable(version.resourceType)} (${columns}, compartments) SELECT ${values.join(', ')})`,
     `hist AS (INSERT INTO ${historyTable(version.resourceType)} (${columns}) SELECT ${values.slice(0, 6).join(', ')})`,
   ];
+}
+
+/**
+ * The first of `versions` whose id a different project holds (a current row, deleted or not). Only
+ * asked after a write skipped something, so the write path itself never pays this read.
+ */
+export async function idHeldElsewhere(db: Queryable, versions: StoredVersion[]): Promise<StoredVersion | undefined> {
+  for (const version of versions) {
+    const text = `SELECT 1 FROM ${resourceTable(version.resourceType)}
+      WHERE ${TYPE_COLUMN} = $1 AND id = $2 AND project_id <> $3::uuid`;
+    const result = await db.query({
+      name: `hearth_held_${version.resourceType}`,
+      text,
+      values: [version.resourceType, version.id, version.projectId],
+    });
+    if (result.rows.length > 0) {
+      return version;
+    }
+  }
+  return undefined;
 }
 
 export function versionKey(resourceType: string, projectId: string, id: string): string {
