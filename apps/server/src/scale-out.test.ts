@@ -23,6 +23,7 @@ import { waitFor } from './bots/testing.js';
 import { startReceiver, type Receiver } from './subscriptions/testing.js';
 import { migrations } from './storage/migrations/index.js';
 import { JOB_SCHEMA } from './storage/migrations/0300-job-queue.js';
+import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
 
 const ADMIN = { email: 'scale-out@example.com', password: `pw-${randomBytes(8).toString('hex')}` };
 const FHIR_JSON = 'application/fhir+json';
@@ -39,6 +40,8 @@ let sql: pg.Client;
 let receiver: Receiver;
 let servers: ServerProcess[];
 let token: string;
+/** The messages the processes broadcast to each other (PostgreSQL NOTIFY), as this test hears them. */
+const broadcasts: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   bundle = buildServerBundle('scale-out');
@@ -71,6 +74,12 @@ beforeAll(async () => {
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
   cleanups.push(() => sql.end());
+  sql.on('notification', (msg) => {
+    if (msg.channel === BROADCAST_CHANNEL && msg.payload) {
+      broadcasts.push(JSON.parse(msg.payload) as Record<string, unknown>);
+    }
+  });
+  await sql.query(`LISTEN ${BROADCAST_CHANNEL}`);
   token = await signInOverHttp(servers[0].baseUrl, ADMIN);
 }, 300_000);
 
@@ -102,6 +111,20 @@ async function create(server: ServerProcess, resource: Resource): Promise<Resour
   const res = await call(server, 'POST', `fhir/R4/${resource.resourceType}`, resource);
   expect(res.status, JSON.stringify(res.json())).toBe(201);
   return res.json() as unknown as Resource & { id: string };
+}
+
+/**
+ * Creates a Subscription through one process and waits until the processes were told of it: the
+ * others learn of a new subscription from a broadcast sent after its write committed, so a write
+ * on another process in the milliseconds between the answer and that broadcast may miss it.
+ */
+async function createSubscription(server: ServerProcess, subscription: Resource): Promise<Resource & { id: string }> {
+  const heard = broadcasts.length;
+  const created = await create(server, subscription);
+  await waitFor(() =>
+    broadcasts.slice(heard).some((m) => m.k === 'invalidate' && m.p === created.meta?.project) ? true : undefined,
+  );
+  return created;
 }
 
 /** Waits until no subscription evaluation or delivery is queued or running on any process. */
@@ -161,7 +184,7 @@ describe('three server processes on one database', () => {
 
   it('a subscription fires exactly once per matching write, whichever process took the write', async () => {
     const name = family('Once');
-    await create(servers[0], {
+    await createSubscription(servers[0], {
       resourceType: 'Subscription',
       status: 'active',
       reason: 'scale-out once',
@@ -188,7 +211,7 @@ describe('three server processes on one database', () => {
 
   it('a websocket client connected to process 1 gets notifications of writes on process 3', async () => {
     const name = family('Socket');
-    const subscription = await create(servers[1], {
+    const subscription = await createSubscription(servers[1], {
       resourceType: 'Subscription',
       status: 'active',
       reason: 'scale-out websocket',
@@ -237,7 +260,7 @@ describe('three server processes on one database', () => {
       }`,
     );
     const name = family('Bot');
-    await create(servers[2], {
+    await createSubscription(servers[2], {
       resourceType: 'Subscription',
       status: 'active',
       reason: 'scale-out bot',
