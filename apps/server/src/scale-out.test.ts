@@ -23,7 +23,6 @@ import { waitFor } from './bots/testing.js';
 import { startReceiver, type Receiver } from './subscriptions/testing.js';
 import { migrations } from './storage/migrations/index.js';
 import { JOB_SCHEMA } from './storage/migrations/0300-job-queue.js';
-import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
 
 const ADMIN = { email: 'scale-out@example.com', password: `pw-${randomBytes(8).toString('hex')}` };
 const FHIR_JSON = 'application/fhir+json';
@@ -32,6 +31,8 @@ const PUBLIC_URL = 'http://hearth.test/';
 const AUTH_CACHE_MS = 2000;
 /** A killed process's job runs elsewhere about a lease (+ half a lease of maintenance interval, + the retry delay) later. */
 const LEASE_SECONDS = 10;
+/** Process 1's subscription batch window: its after-commit broadcasts come this late. */
+const LATE_BROADCAST_MS = 3000;
 
 const cleanups: (() => Promise<void> | void)[] = [];
 let bundle: ServerBundle | undefined;
@@ -40,8 +41,6 @@ let sql: pg.Client;
 let receiver: Receiver;
 let servers: ServerProcess[];
 let token: string;
-/** The messages the processes broadcast to each other (PostgreSQL NOTIFY), as this test hears them. */
-const broadcasts: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   bundle = buildServerBundle('scale-out');
@@ -69,17 +68,21 @@ beforeAll(async () => {
     HEARTH_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
     HEARTH_AUTH_CACHE_MS: String(AUTH_CACHE_MS),
   };
-  // Started at the same moment, on a database without a single table.
-  servers = await Promise.all([1, 2, 3].map(() => startServerProcess((bundle as ServerBundle).main, env, cleanups)));
+  // Started at the same moment, on a database without a single table. Process 1 holds the changes
+  // it hears for a while before queuing them (and telling the others of subscription changes
+  // after the fact): the others must know of a subscription written there without that.
+  servers = await Promise.all(
+    [1, 2, 3].map((n) =>
+      startServerProcess(
+        (bundle as ServerBundle).main,
+        { ...env, HEARTH_SUBSCRIPTION_BATCH_WINDOW_MS: n === 1 ? String(LATE_BROADCAST_MS) : '5' },
+        cleanups,
+      ),
+    ),
+  );
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
   cleanups.push(() => sql.end());
-  sql.on('notification', (msg) => {
-    if (msg.channel === BROADCAST_CHANNEL && msg.payload) {
-      broadcasts.push(JSON.parse(msg.payload) as Record<string, unknown>);
-    }
-  });
-  await sql.query(`LISTEN ${BROADCAST_CHANNEL}`);
   token = await signInOverHttp(servers[0].baseUrl, ADMIN);
 }, 300_000);
 
@@ -111,20 +114,6 @@ async function create(server: ServerProcess, resource: Resource): Promise<Resour
   const res = await call(server, 'POST', `fhir/R4/${resource.resourceType}`, resource);
   expect(res.status, JSON.stringify(res.json())).toBe(201);
   return res.json() as unknown as Resource & { id: string };
-}
-
-/**
- * Creates a Subscription through one process and waits until the processes were told of it: the
- * others learn of a new subscription from a broadcast sent after its write committed, so a write
- * on another process in the milliseconds between the answer and that broadcast may miss it.
- */
-async function createSubscription(server: ServerProcess, subscription: Resource): Promise<Resource & { id: string }> {
-  const heard = broadcasts.length;
-  const created = await create(server, subscription);
-  await waitFor(() =>
-    broadcasts.slice(heard).some((m) => m.k === 'invalidate' && m.p === created.meta?.project) ? true : undefined,
-  );
-  return created;
 }
 
 /** Waits until no subscription evaluation or delivery is queued or running on any process. */
@@ -184,7 +173,7 @@ describe('three server processes on one database', () => {
 
   it('a subscription fires exactly once per matching write, whichever process took the write', async () => {
     const name = family('Once');
-    await createSubscription(servers[0], {
+    await create(servers[0], {
       resourceType: 'Subscription',
       status: 'active',
       reason: 'scale-out once',
@@ -209,9 +198,35 @@ describe('three server processes on one database', () => {
     expect(received().sort()).toEqual([...matching].sort());
   });
 
+  it('a subscription written through process 1 is in force on the others as soon as its write is answered', async () => {
+    const name = family('Instant');
+    // Processes 2 and 3 have just read the project's subscriptions (a write there evaluates them).
+    await create(servers[1], { resourceType: 'Patient', name: [{ family: name }] } as Resource);
+    await create(servers[2], { resourceType: 'Patient', name: [{ family: name }] } as Resource);
+    await create(servers[0], {
+      resourceType: 'Subscription',
+      status: 'active',
+      reason: 'scale-out instant',
+      criteria: `Patient?name=${name}`,
+      channel: { type: 'rest-hook', endpoint: `${receiver.url}instant`, payload: FHIR_JSON },
+    } as Resource);
+    // Written at once on the others, long before process 1's after-commit broadcast (LATE_BROADCAST_MS).
+    const written = await Promise.all(
+      [servers[1], servers[2]].map((server) =>
+        create(server, { resourceType: 'Patient', name: [{ family: name }] } as Resource),
+      ),
+    );
+    const ids = written.map((p) => p.id);
+    const received = () =>
+      receiver.requests.filter((r) => r.url === '/instant').map((r) => (JSON.parse(r.body) as Resource).id as string);
+    await waitFor(() => (ids.every((id) => received().includes(id)) ? true : undefined), 30_000);
+    await subscriptionQueuesIdle();
+    expect(received().sort()).toEqual([...ids].sort());
+  });
+
   it('a websocket client connected to process 1 gets notifications of writes on process 3', async () => {
     const name = family('Socket');
-    const subscription = await createSubscription(servers[1], {
+    const subscription = await create(servers[1], {
       resourceType: 'Subscription',
       status: 'active',
       reason: 'scale-out websocket',
@@ -260,7 +275,7 @@ describe('three server processes on one database', () => {
       }`,
     );
     const name = family('Bot');
-    await createSubscription(servers[2], {
+    await create(servers[2], {
       resourceType: 'Subscription',
       status: 'active',
       reason: 'scale-out bot',
