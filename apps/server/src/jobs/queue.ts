@@ -112,6 +112,7 @@ export class JobQueue {
   private stopping = false;
   private readonly leaseSeconds: number;
   private renewTimer?: NodeJS.Timeout;
+  private renewalStopped = false;
   private renewing?: Promise<void>;
 
   constructor(options: JobQueueOptions) {
@@ -177,7 +178,7 @@ export class JobQueue {
           .catch((err: unknown) => this.options.logger.warn({ err }, 'could not renew the leases of running jobs'))
           .finally(() => {
             this.renewing = undefined;
-            if (!this.stopping) {
+            if (!this.renewalStopped) {
               this.scheduleRenewal();
             }
           });
@@ -306,11 +307,13 @@ export class JobQueue {
       return;
     }
     this.stopping = true;
-    // Attempts still running after the stop keep their lease only until it runs out.
-    clearTimeout(this.renewTimer);
-    await this.renewing;
     const loops = [...this.loops.values()];
     await Promise.all(loops.map((loop) => loop.stop(timeoutMs)));
+    // Leases are renewed while running attempts get their time to finish; those still running
+    // after it keep their lease only until it runs out (then another process runs them).
+    this.renewalStopped = true;
+    clearTimeout(this.renewTimer);
+    await this.renewing;
     await this.boss.stop({ graceful: false, close: false, wait: true, timeout: Math.max(1000, timeoutMs) });
   }
 }
