@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|all] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * [--only core|search|automation|terminology|processes|all] [--filter name,name] [--scale N]`. Starts a server (embedded
  * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
  * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
  * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
@@ -16,6 +16,7 @@ import { coreScenarios } from './scenarios-core.js';
 import { searchScenarios } from './scenarios-search.js';
 import { automationScenarios } from './scenarios-automation.js';
 import { terminologyScenarios } from './scenarios-terminology.js';
+import { processesScenarios } from './scenarios-processes.js';
 
 export interface Scenario {
   name: string;
@@ -31,6 +32,8 @@ export interface Scenario {
   measure?: (seconds: number) => Promise<LoadResult>;
   /** Sees the scenario's result (median of the runs). */
   after?: (result: LoadResult) => void;
+  /** CPU time of the server processes the workload uses, in ms, when not only the one the benchmark started. */
+  serverCpuMs?: () => number | undefined;
 }
 
 export interface BenchContext {
@@ -42,6 +45,8 @@ export interface BenchContext {
   databaseUrl?: string;
   /** CPU used so far by the server process and the database's backends, in ms (undefined where unreadable). */
   cpuMs?: () => Promise<{ server?: number; db?: number }>;
+  /** Runs once the benchmark is over, before the server stops (extra server processes stop here). */
+  onFinish(cleanup: () => Promise<void>): void;
 }
 
 const { values: args } = parseArgs({
@@ -122,13 +127,14 @@ async function measure(s: Scenario, measuresServer = true): Promise<Measured> {
     await runLoad(s.name, s.op, { concurrency: s.concurrency ?? concurrency, seconds: 1, warmupSeconds: 0 });
   }
   for (let r = 0; r < runs; r++) {
-    const cpuBefore = measuresServer ? server?.cpuMs() : undefined;
+    const serverCpu = s.serverCpuMs ?? (() => server?.cpuMs());
+    const cpuBefore = measuresServer ? serverCpu() : undefined;
     const dbBefore = await databaseCpu?.ms();
     const res = s.measure
       ? await s.measure(seconds)
       : await runLoad(s.name, s.op, { concurrency: s.concurrency ?? concurrency, seconds, warmupSeconds: 0 });
     results.push(res);
-    const cpuAfter = measuresServer ? server?.cpuMs() : undefined;
+    const cpuAfter = measuresServer ? serverCpu() : undefined;
     const dbAfter = await databaseCpu?.ms();
     const dbCpu =
       dbBefore !== undefined && dbAfter !== undefined && res.count > 0
@@ -191,6 +197,7 @@ async function main(): Promise<void> {
     baseUrl += '/';
   }
   const client = new BenchClient(`${baseUrl}fhir/R4`, concurrency);
+  const finishers: (() => Promise<void>)[] = [];
   try {
     client.headers = await signIn(baseUrl, args.email as string, args.password as string);
     const databaseUrl = server?.databaseUrl ?? process.env.DATABASE_URL;
@@ -201,6 +208,7 @@ async function main(): Promise<void> {
       log,
       databaseUrl,
       cpuMs: async () => ({ server: server?.cpuMs(), db: await databaseCpu?.ms() }),
+      onFinish: (cleanup) => finishers.push(cleanup),
     };
     const rows: { s: Scenario; r: Measured }[] = [];
     let baselineRate = NaN;
@@ -230,6 +238,11 @@ async function main(): Promise<void> {
     if (only === 'all' || only === 'terminology') {
       groups.push(() => terminologyScenarios(ctx));
     }
+    if (only === 'all' || only === 'processes') {
+      groups.push(() =>
+        processesScenarios(ctx, server, { email: args.email as string, password: args.password as string }),
+      );
+    }
     for (const group of groups) {
       for (const s of await group()) {
         if (filters.length > 0 && !filters.some((f) => s.name.toLowerCase().includes(f))) {
@@ -245,6 +258,9 @@ async function main(): Promise<void> {
     const peak = server?.peakMemoryMb();
     report(rows, baselineRate, peak);
   } finally {
+    for (const finish of finishers) {
+      await finish().catch((err: unknown) => log(`cleanup failed: ${String(err)}`));
+    }
     await client.close();
     await databaseCpu?.close();
     await server?.stop();

@@ -50,21 +50,29 @@ function serverNodeArgs(): string[] {
 
 /**
  * Starts the built server (apps/server/dist/main.js) as its own process, on a fresh embedded
- * PostgreSQL under .hearth-bench/ unless DATABASE_URL is set.
+ * PostgreSQL under .hearth-bench/ unless DATABASE_URL is set. `options.databaseUrl` starts another
+ * process on the database of one already running (several processes on one database), with a
+ * data directory of its own named by `options.label`.
  */
-export async function startServer(admin: { email: string; password: string }): Promise<BenchServer> {
+export async function startServer(
+  admin: { email: string; password: string },
+  options: { databaseUrl?: string; label?: string } = {},
+): Promise<BenchServer> {
   const port = await freePort();
   const pgPort = await freePort();
   // One directory per benchmark process, so that two benchmarks on one machine never wipe each other's database.
-  const dataDir = resolve(process.env.HEARTH_BENCH_DATA_DIR || `.hearth-bench/${process.pid}`);
+  const base = process.env.HEARTH_BENCH_DATA_DIR || `.hearth-bench/${process.pid}`;
+  const dataDir = resolve(options.label ? `${base}-${options.label}` : base);
   rmSync(dataDir, { recursive: true, force: true });
-  const databaseUrl = process.env.DATABASE_URL || `postgres://postgres:postgres@127.0.0.1:${pgPort}/hearth`;
+  const databaseUrl =
+    options.databaseUrl || process.env.DATABASE_URL || `postgres://postgres:postgres@127.0.0.1:${pgPort}/hearth`;
   const child: ChildProcess = spawn(
     process.execPath,
     [NO_NODE_SNAPSHOT, ...serverNodeArgs(), process.env.HEARTH_BENCH_SERVER || 'apps/server/dist/main.js'],
     {
       env: {
         ...process.env,
+        ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
         PORT: String(port),
         HEARTH_BASE_URL: `http://127.0.0.1:${port}/`,
         HEARTH_DATA_DIR: dataDir,
@@ -132,7 +140,7 @@ export async function startServer(admin: { email: string; password: string }): P
       if (child.exitCode === null) {
         child.kill('SIGKILL');
       }
-      if (!process.env.HEARTH_BENCH_DATA_DIR) {
+      if (!process.env.HEARTH_BENCH_DATA_DIR || options.label) {
         rmSync(dataDir, { recursive: true, force: true });
       }
     },

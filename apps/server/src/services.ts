@@ -18,6 +18,7 @@ import { createTerminologyModule, type TerminologyModule } from './terminology/m
 import { subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './jobs/automation.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
+import { withSubscriptionInvalidation } from './subscriptions/invalidation.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { everythingOperation } from './export/everything.js';
@@ -65,7 +66,10 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   const repositoryDeps: RepositoryDeps = {
     pool,
     validator,
-    indexer: terminology.wrapIndexer(search.indexer),
+    // Subscription writes tell the other processes at commit (PostgreSQL message bus only).
+    indexer: config.redisUrl
+      ? terminology.wrapIndexer(search.indexer)
+      : withSubscriptionInvalidation(terminology.wrapIndexer(search.indexer)),
     matcher: search.matcher,
     listeners,
   };

@@ -3,6 +3,7 @@ import { createTestApp, type TestApp } from '../test/app.js';
 import { createTestProject, formPost as postForm, pkcePair, signIn } from '../test/auth.js';
 import { emailText, startTestSmtpServer, type TestSmtpServer } from '../test/smtp.js';
 import { freshTotp } from '../test/totp.js';
+import { findUserByEmail } from './store.js';
 
 let t: TestApp;
 let smtp: TestSmtpServer;
@@ -223,6 +224,25 @@ describe('Project/$init', () => {
     expect(res.json().name).toBe('Second Project');
     const tokens = await signIn(t.app, t.testProject.email, t.testProject.password, { projectId: res.json().id });
     expect(tokens.project.reference).toBe(`Project/${res.json().id}`);
+  });
+
+  it('lets a super admin create a project for a new owner named by email', async () => {
+    const admin = await signIn(t.app, t.superAdmin.email, t.superAdmin.password);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Project/$init',
+      headers: { authorization: `Bearer ${admin.access_token}`, 'content-type': 'application/fhir+json' },
+      payload: {
+        resourceType: 'Parameters',
+        parameter: [
+          { name: 'name', valueString: 'For Jane' },
+          { name: 'ownerEmail', valueString: 'jane.doe@example.com' },
+        ],
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const owner = await findUserByEmail(t.services.auth.deps.pool, 'jane.doe@example.com');
+    expect(owner).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
   });
 
   it('lets only super admins name another owner', async () => {

@@ -99,6 +99,12 @@ export const configSchema = {
     10,
     'First retry delay of a failed job; each further retry waits about twice as long (exponential backoff with jitter).',
   ),
+  jobLeaseSeconds: key(
+    'HEARTH_JOB_LEASE_SECONDS',
+    'integer',
+    30,
+    'How long a background job stays with the process running it without that process renewing it (every third of this). The jobs of a process that died (kill -9, lost host) run again on another process about this long later.',
+  ),
   botTimeoutMs: key(
     'HEARTH_BOT_TIMEOUT_MS',
     'integer',

@@ -53,6 +53,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     concurrency: config.workerConcurrency,
     pollingIntervalMs: config.jobPollingIntervalMs,
     retryDelaySeconds: config.jobRetryDelaySeconds,
+    leaseSeconds: config.jobLeaseSeconds,
   });
   const outbound = new OutboundPolicy(config.outboundAllowList);
   const members = memberRepositories(deps.repositoryDeps, deps.pool, deps.memberScope);

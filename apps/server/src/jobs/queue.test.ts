@@ -22,7 +22,12 @@ function queue(workersEnabled: boolean, ...definitions: JobDefinition<never>[]):
 }
 
 function queueWith(
-  options: { workersEnabled: boolean; concurrency?: number; maintenanceIntervalSeconds?: number },
+  options: {
+    workersEnabled: boolean;
+    concurrency?: number;
+    maintenanceIntervalSeconds?: number;
+    leaseSeconds?: number;
+  },
   ...definitions: JobDefinition<never>[]
 ): JobQueue {
   const q = new JobQueue({
@@ -129,6 +134,59 @@ describe('JobQueue', () => {
     await waitFor(async () => (await survivor.getJob('orphaned', id as string))?.state === 'completed', 30000);
     expect(attempts).toEqual([0, 1]);
     expect((await survivor.getJob('orphaned', id as string))?.output).toEqual({ recovered: true });
+    await survivor.stop();
+  });
+
+  it('keeps a job that outlives its lease with its live process, and runs it elsewhere a lease after that process died', async () => {
+    // Both jobs may run for hours (as async operations may): only the lease says whether their process lives.
+    const attempts: { job: string; retryCount: number }[] = [];
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const definition = (handler: (data: { job: string }) => Promise<unknown>) =>
+      ({
+        name: 'leased',
+        expireInSeconds: 6 * 3600,
+        retryLimit: 2,
+        handler: async (data: { job: string }, attempt) => {
+          attempts.push({ job: data.job, retryCount: attempt.retryCount });
+          return handler(data);
+        },
+      }) as JobDefinition<never>;
+    const options = { workersEnabled: true, leaseSeconds: 1, maintenanceIntervalSeconds: 1 };
+    const alive = queueWith(
+      options,
+      definition(() => gate),
+    );
+    await alive.start();
+    const kept = await alive.send('leased', { job: 'kept' });
+    await waitFor(() => attempts.length === 1);
+    // Four leases and several maintenance rounds: the renewed attempt is still the only one.
+    await new Promise((r) => setTimeout(r, 4000));
+    expect((await alive.getJob('leased', kept as string))?.state).toBe('active');
+    release();
+    await waitFor(async () => (await alive.getJob('leased', kept as string))?.state === 'completed');
+    await alive.stop();
+    expect(attempts).toEqual([{ job: 'kept', retryCount: 0 }]);
+
+    const dying = queueWith(
+      options,
+      definition(() => new Promise(() => undefined)),
+    );
+    await dying.start();
+    const orphan = await dying.send('leased', { job: 'orphan' });
+    await waitFor(() => attempts.length === 2);
+    // The process "dies": its attempt stays active in the database and nobody renews it.
+    await dying.stop(10);
+    const survivor = queueWith(
+      options,
+      definition(async () => ({ recovered: true })),
+    );
+    await survivor.start();
+    await waitFor(async () => (await survivor.getJob('leased', orphan as string))?.state === 'completed', 20000);
+    expect(attempts.slice(1)).toEqual([
+      { job: 'orphan', retryCount: 0 },
+      { job: 'orphan', retryCount: 1 },
+    ]);
     await survivor.stop();
   });
 

@@ -28,7 +28,11 @@ export interface JobDefinition<T> {
   retryLimit?: number;
   /** Delay before the first retry, in seconds (default: config jobRetryDelaySeconds); doubled each time. */
   retryDelaySeconds?: number;
-  /** How long one attempt may run before the job counts as lost and is retried (default 15 minutes). */
+  /**
+   * Longest one attempt may run, however alive its process (default 15 minutes); past it the
+   * attempt counts as lost and is retried. A process that dies loses its attempts sooner: see
+   * JobQueueOptions.leaseSeconds.
+   */
   expireInSeconds?: number;
   /** Jobs of this queue run at once in this process (default: config workerConcurrency). */
   concurrency?: number;
@@ -52,11 +56,22 @@ export interface JobQueueOptions {
   pollingIntervalMs: number;
   retryDelaySeconds: number;
   /**
-   * How often lost attempts (their process died mid-job) are looked for and failed, so they are
-   * retried (default 60 s; one process does it per interval, whichever gets there first).
+   * How long an attempt stays with the process that took it without word from that process
+   * (default 30 s). The process renews the lease of each attempt it runs every third of it, so an
+   * attempt outlives its lease only while its process is alive (up to its queue's expireInSeconds);
+   * the attempts of a process that died are failed, and so retried elsewhere, a lease later.
+   */
+  leaseSeconds?: number;
+  /**
+   * How often lost attempts (their lease or expireInSeconds ran out) are looked for and failed, so
+   * they are retried (default half a lease, at most 60 s; one process does it per interval,
+   * whichever gets there first).
    */
   maintenanceIntervalSeconds?: number;
 }
+
+/** Default JobQueueOptions.leaseSeconds. */
+export const DEFAULT_LEASE_SECONDS = 30;
 
 /**
  * The durable job queue: pg-boss on the application's own PostgreSQL pool, so a single
@@ -95,9 +110,14 @@ export class JobQueue {
   private readonly loops = new Map<string, FetchLoop>();
   private started = false;
   private stopping = false;
+  private readonly leaseSeconds: number;
+  private renewTimer?: NodeJS.Timeout;
+  private renewalStopped = false;
+  private renewing?: Promise<void>;
 
   constructor(options: JobQueueOptions) {
     this.options = options;
+    this.leaseSeconds = Math.max(1, options.leaseSeconds ?? DEFAULT_LEASE_SECONDS);
     this.queuePool = genericPlanPool(options.pool, QUEUE_CONNECTIONS);
     this.boss = new PgBoss({
       db: { executeSql: (text: string, values: unknown[]) => runQueueSql(this.queuePool, text, values) },
@@ -106,7 +126,8 @@ export class JobQueue {
       schedule: false,
       supervise: true,
       migrate: true,
-      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 60,
+      maintenanceIntervalSeconds:
+        options.maintenanceIntervalSeconds ?? Math.min(60, Math.max(1, Math.ceil(this.leaseSeconds / 2))),
       // Finished jobs are history only: kept briefly, so busy queues stay small.
       archiveCompletedAfterSeconds: 900,
       deleteAfterDays: 2,
@@ -145,7 +166,51 @@ export class JobQueue {
         this.loops.set(definition.name, loop);
         loop.start();
       }
+      this.scheduleRenewal();
     }
+  }
+
+  /** Renews the leases of this process's running attempts every third of a lease. */
+  private scheduleRenewal(): void {
+    this.renewTimer = setTimeout(
+      () => {
+        this.renewing = this.renewLeases()
+          .catch((err: unknown) => this.options.logger.warn({ err }, 'could not renew the leases of running jobs'))
+          .finally(() => {
+            this.renewing = undefined;
+            if (!this.renewalStopped) {
+              this.scheduleRenewal();
+            }
+          });
+      },
+      (this.leaseSeconds * 1000) / 3,
+    );
+    this.renewTimer.unref();
+  }
+
+  /**
+   * One statement per queue with attempts running here: each attempt's expiry moves to a lease
+   * from now, never past its queue's expireInSeconds from its start (pg-boss fails an active job
+   * once started_on + expire_in has passed).
+   */
+  private async renewLeases(): Promise<void> {
+    for (const [name, loop] of this.loops) {
+      const ids = loop.activeIds();
+      if (ids.length === 0) {
+        continue;
+      }
+      await runQueueSql(
+        this.queuePool,
+        `UPDATE ${JOB_SCHEMA}.job
+            SET expire_in = least(make_interval(secs => $3), now() - started_on + make_interval(secs => $4))
+          WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
+        [name, ids, this.maxRunSeconds(name), this.leaseSeconds],
+      );
+    }
+  }
+
+  private maxRunSeconds(name: string): number {
+    return this.definitions.get(name)?.expireInSeconds ?? 15 * 60;
   }
 
   /**
@@ -177,7 +242,9 @@ export class JobQueue {
       retryLimit: options.retryLimit ?? definition.retryLimit ?? 3,
       retryDelay: options.retryDelaySeconds ?? definition.retryDelaySeconds ?? this.options.retryDelaySeconds,
       retryBackoff: true,
-      expireInSeconds: definition.expireInSeconds ?? 15 * 60,
+      // A lease, renewed while the attempt runs (renewLeases); a retried job carries the expiry
+      // its last attempt reached until its next attempt's first renewal.
+      expireInSeconds: Math.min(this.leaseSeconds, this.maxRunSeconds(name)),
       ...(options.startAfter ? { startAfter: options.startAfter } : {}),
       ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
     };
@@ -242,6 +309,11 @@ export class JobQueue {
     this.stopping = true;
     const loops = [...this.loops.values()];
     await Promise.all(loops.map((loop) => loop.stop(timeoutMs)));
+    // Leases are renewed while running attempts get their time to finish; those still running
+    // after it keep their lease only until it runs out (then another process runs them).
+    this.renewalStopped = true;
+    clearTimeout(this.renewTimer);
+    await this.renewing;
     await this.boss.stop({ graceful: false, close: false, wait: true, timeout: Math.max(1000, timeoutMs) });
   }
 }
@@ -255,6 +327,8 @@ interface LoopOptions {
 /** Keeps up to `concurrency` jobs of one queue running; each is completed or failed on its own. */
 class FetchLoop {
   private running = 0;
+  /** Attempts taken and not yet recorded, whose leases this process renews. */
+  private readonly active = new Set<string>();
   private stopped = false;
   private wakeUp?: () => void;
   private woken = false;
@@ -279,6 +353,10 @@ class FetchLoop {
   wake(): void {
     this.woken = true;
     this.wakeUp?.();
+  }
+
+  activeIds(): string[] {
+    return [...this.active];
   }
 
   private async loop(): Promise<void> {
@@ -323,6 +401,7 @@ class FetchLoop {
   private async run(job: PgBoss.JobWithMetadata<unknown>): Promise<void> {
     const { name, handler } = this.definition;
     this.running++;
+    this.active.add(job.id);
     const awaited: Promise<unknown>[] = [];
     const fail = (err: unknown): Promise<void> => {
       const message = err instanceof Error ? err.message : String(err);
@@ -352,12 +431,15 @@ class FetchLoop {
     }
     try {
       if (awaited.length === 0) {
-        await record();
+        await record().finally(() => this.active.delete(job.id));
       } else {
         // The worker is free already; the attempt is recorded once what it waits for has settled.
         const deferred = Promise.allSettled(awaited).then(record);
         this.deferred.add(deferred);
-        void deferred.finally(() => this.deferred.delete(deferred));
+        void deferred.finally(() => {
+          this.deferred.delete(deferred);
+          this.active.delete(job.id);
+        });
       }
     } finally {
       this.running--;

@@ -8,6 +8,8 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
+  /** The sender's port: which process sent it (test/process.ts serverOfConnection). */
+  remotePort: number;
 }
 
 export interface Receiver {
@@ -39,6 +41,7 @@ export async function startReceiver(): Promise<Receiver> {
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         at: Date.now(),
+        remotePort: req.socket.remotePort ?? 0,
       });
       const answer = (): void => {
         const redirect = redirects.get(req.url ?? '');

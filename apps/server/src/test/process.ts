@@ -2,7 +2,7 @@
 // processes on one database): build the bundle, start it, wait until healthy, sign in over HTTP.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { getFreePort } from './app.js';
@@ -116,4 +116,61 @@ export async function signInOverHttp(baseUrl: string, user: { email: string; pas
     throw new Error(`sign-in failed: ${JSON.stringify(login)} ${JSON.stringify(token)}`);
   }
   return token.access_token;
+}
+
+/** The JSON lines a server process logged (pino), skipping anything else it printed. */
+export function logLines(server: ServerProcess): Record<string, unknown>[] {
+  return server
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/**
+ * Which of `servers` holds the local end of a TCP connection to this test from `localPort` (the
+ * remote port a test HTTP server saw): which process made an outbound request (a bot's fetch, a
+ * rest-hook delivery). Linux only: /proc/net/tcp names the socket, /proc/<pid>/fd its owner.
+ */
+export function serverOfConnection<T extends ServerProcess>(servers: T[], localPort: number): T | undefined {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is HEXIP:HEXPORT; the inode is the tenth field.
+      if (fields.length > 9 && parseInt(fields[1].split(':')[1], 16) === localPort) {
+        inodes.add(fields[9]);
+      }
+    }
+  }
+  return servers.find((server) => {
+    const pid = server.proc.pid;
+    if (pid === undefined || inodes.size === 0) {
+      return false;
+    }
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+          return inodes.has(target.replace(/^socket:\[(\d+)\]$/, '$1'));
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      return false;
+    }
+  });
 }

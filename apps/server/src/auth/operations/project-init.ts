@@ -21,6 +21,22 @@ function param(body: unknown, name: string): { valueString?: string; valueBoolea
 }
 
 /**
+ * A new owner's names until they set their own: User.firstName and lastName are both required
+ * (non-empty), so "jane.doe@x" is Jane Doe and "ops@x" is ops ops.
+ */
+function namesFromEmail(email: string): { firstName: string; lastName: string } {
+  const parts = email
+    .split('@')[0]
+    .split(/[._+-]+/)
+    .filter(Boolean);
+  const cap = (part: string) => part.charAt(0).toUpperCase() + part.slice(1);
+  const first = parts[0] ?? email.split('@')[0];
+  return parts.length > 1
+    ? { firstName: cap(first), lastName: parts.slice(1).map(cap).join(' ') }
+    : { firstName: first, lastName: first };
+}
+
+/**
  * Parameters: name (required), description, ownerEmail (super admins: the owner, created when
  * new), strictMode. Without ownerEmail the caller owns the project. Registration being off
  * leaves this to super admins.
@@ -53,7 +69,7 @@ export function projectInitOperation(auth: AuthModule): OperationDefinitionEntry
         const email = normalizeEmail(ownerEmail, 'ownerEmail');
         owner =
           (await findUserByEmail(auth.deps.pool, email)) ??
-          (await createUser(auth.deps, { firstName: email.split('@')[0], lastName: '', email }));
+          (await createUser(auth.deps, { ...namesFromEmail(email), email }));
       } else {
         owner =
           caller.user.resourceType === 'User'
