@@ -46,6 +46,12 @@ export const configSchema = {
     30000,
     'PostgreSQL statement_timeout for every connection; bounds the cost of any one query.',
   ),
+  databaseAcquireTimeoutMs: key(
+    'HEARTH_DB_ACQUIRE_TIMEOUT_MS',
+    'integer',
+    5000,
+    'Longest a request waits for a PostgreSQL connection (a free one from the pool, or a new one opened) before it answers 503 with Retry-After: an exhausted pool or an unreachable database never hangs a request.',
+  ),
   embeddedPostgresPort: key('HEARTH_EMBEDDED_PG_PORT', 'integer', 5433, 'Port of the embedded PostgreSQL.'),
   adminEmail: key(
     'HEARTH_ADMIN_EMAIL',

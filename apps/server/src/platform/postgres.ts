@@ -13,6 +13,11 @@ export interface PoolOptions {
   connectionString: string;
   max: number;
   statementTimeoutMs: number;
+  /**
+   * Longest a caller waits for a connection (a free one, or a new one opened); then the query
+   * fails with a connection error (isConnectionError) instead of waiting for ever. 0: no limit.
+   */
+  acquireTimeoutMs?: number;
   applicationName?: string;
 }
 
@@ -23,6 +28,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     statement_timeout: options.statementTimeoutMs,
     application_name: options.applicationName ?? 'hearth',
     idleTimeoutMillis: 30000,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? 0,
     // No parallel query: requests are short and many run at once, so a worker only takes a core
     // from another request; and with small LIMITs the planner's parallel plans were its worst
     // (a sorted search page: a parallel hash join and sort of every match, ~50x the ordered
@@ -78,6 +84,7 @@ export const PG_QUERY_CANCELED = '57014';
 export function pgErrorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
 }
+
 
 const preparedNames = new Map<string, string>();
 const MAX_PREPARED_TEXTS = 2000;

@@ -77,6 +77,7 @@ export async function createTestApp(
     connectionString: db.url,
     max: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    acquireTimeoutMs: config.databaseAcquireTimeoutMs,
   });
   const services = await createServices(config, pool, logger);
   const app = await buildApp({ config, pool, logger, services });
