@@ -108,6 +108,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const mapped = errorToOutcome(err);
     if (mapped.unexpected) {
       request.log.error({ err }, 'unexpected error');
+    } else if (mapped.retryAfterSeconds !== undefined) {
+      request.log.warn({ err }, 'service unavailable');
+    }
+    if (mapped.retryAfterSeconds !== undefined) {
+      reply.header('retry-after', String(mapped.retryAfterSeconds));
     }
     return sendOutcome(reply, mapped.status, mapped.outcome);
   });

@@ -85,6 +85,51 @@ export function pgErrorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
 }
 
+/**
+ * SQLSTATEs of a server that is going away or not there yet: admin_shutdown (57P01),
+ * crash_shutdown (57P02), cannot_connect_now (57P03: starting up, shutting down), database_dropped
+ * (57P04), too_many_connections (53300).
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57P04', '53300']);
+/** Socket errors of a connection that could not be opened or was cut. */
+const SOCKET_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOENT',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** node-postgres and its pool raise these without a code. */
+const CLIENT_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+];
+
+/**
+ * Whether an error means PostgreSQL could not be reached or the connection was lost (the database
+ * restarting, an exhausted pool past its acquire timeout), not that the statement was wrong: the
+ * same request may succeed later. Class 08 is SQLSTATE's connection exception.
+ */
+export function isConnectionError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) {
+    return false;
+  }
+  const code = pgErrorCode(err);
+  if (code && (UNAVAILABLE_STATES.has(code) || code.startsWith('08') || SOCKET_ERRORS.has(code))) {
+    return true;
+  }
+  const message = err instanceof Error ? err.message : '';
+  if (CLIENT_MESSAGES.some((m) => message.startsWith(m))) {
+    return true;
+  }
+  const cause = (err as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== err && isConnectionError(cause);
+}
 
 const preparedNames = new Map<string, string>();
 const MAX_PREPARED_TEXTS = 2000;
