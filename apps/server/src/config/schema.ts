@@ -155,6 +155,31 @@ export const configSchema = {
     10000,
     'How long graceful shutdown waits for in-flight requests to finish.',
   ),
+  // ---- HTTP connections: how long a client may take (a stalled client holds a socket, never a worker) ----
+  headersTimeoutMs: key(
+    'HEARTH_HEADERS_TIMEOUT_MS',
+    'integer',
+    20000,
+    'Longest a client may take to send the request line and headers; after it the connection gets 408 and is closed.',
+  ),
+  requestTimeoutMs: key(
+    'HEARTH_REQUEST_TIMEOUT_MS',
+    'integer',
+    120000,
+    'Longest a client may take to send a whole request (headers and body); after it the connection gets 408 and is closed. Large Binary uploads over slow links need it long.',
+  ),
+  idleTimeoutMs: key(
+    'HEARTH_IDLE_TIMEOUT_MS',
+    'integer',
+    120000,
+    'A connection on which nothing moves in either direction for this long is closed (a client that stops reading or sending mid-request).',
+  ),
+  keepAliveTimeoutMs: key(
+    'HEARTH_KEEP_ALIVE_TIMEOUT_MS',
+    'integer',
+    72000,
+    "How long an idle keep-alive connection stays open between requests. Behind a load balancer, keep it longer than the balancer's own idle timeout.",
+  ),
   corsOrigins: key('HEARTH_CORS_ORIGINS', 'string[]', ['*'], 'Origins allowed by CORS (comma separated, * for any).'),
   // ---- identity and access (auth/) ----
   appBaseUrl: key(
