@@ -35,9 +35,23 @@ export function createPool(options: PoolOptions): pg.Pool {
     // index scan it chose without workers).
     options: '-c max_parallel_workers_per_gather=0',
   });
-  // A connection dropped while idle must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+  guardConnectionErrors(pool);
   return pool;
+}
+
+/**
+ * A connection that drops must never crash the process. Idle in the pool, its error reaches the
+ * pool's 'error' event, and the pool replaces it. Checked out (a transaction between two
+ * statements, a LISTEN), node-postgres emits the error on the client, where pg-pool listens no
+ * longer: without a listener of ours that is an uncaught 'error' event and the process exits
+ * (PostgreSQL stopping with transactions open did that). The holder learns of it from its next
+ * statement, which fails; the pool discards a connection released in that state.
+ */
+function guardConnectionErrors(pool: pg.Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
 }
 
 /**
@@ -55,7 +69,7 @@ export function genericPlanPool(pool: pg.Pool, max: number): pg.Pool {
     // Its owner may still read through it after stopping (a job's state); idle, it never holds the process open.
     allowExitOnIdle: true,
   });
-  derived.on('error', () => undefined);
+  guardConnectionErrors(derived);
   return derived;
 }
 
