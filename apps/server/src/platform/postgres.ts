@@ -145,6 +145,25 @@ export function isConnectionError(err: unknown): boolean {
   return cause !== undefined && cause !== err && isConnectionError(cause);
 }
 
+/**
+ * Runs `statement` until it succeeds, again after each connection error (isConnectionError) with a
+ * doubling backoff of up to 2 s: for writes that must not be dropped because PostgreSQL restarted
+ * (what a job or a delivery recorded). Other errors are thrown at once; connection errors too once
+ * `giveUp()` says so.
+ */
+export async function retryWhileUnreachable<T>(statement: () => Promise<T>, giveUp: () => boolean): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if (!isConnectionError(err) || giveUp()) {
+        throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+    }
+  }
+}
+
 const preparedNames = new Map<string, string>();
 const MAX_PREPARED_TEXTS = 2000;
 
