@@ -4,6 +4,7 @@
 // itself, and a job queued before the outage (a notification's retry) and subscriptions carry on.
 // The test runs a PostgreSQL of its own: the machine's shared one must never be stopped.
 import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { Resource } from '@hearth/core';
 import {
@@ -82,6 +83,33 @@ async function health(): Promise<{ status: number; body: Record<string, unknown>
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
+/** A websocket bound to a new websocket Subscription; `messages` collects what arrives. */
+async function boundWebsocket(criteria: string): Promise<{ socket: WebSocket; messages: string[] }> {
+  const sub = await create({
+    resourceType: 'Subscription',
+    status: 'active',
+    reason: 'postgres restart (websocket)',
+    criteria,
+    channel: { type: 'websocket' },
+  } as Resource);
+  const binding = await fetch(`${target.baseUrl}fhir/R4/Subscription/${sub.id}/$get-ws-binding-token`, {
+    headers: target.headers,
+  });
+  const params = (await binding.json()) as { parameter: { name: string; valueString?: string }[] };
+  const token = params.parameter.find((p) => p.name === 'token')?.valueString;
+  const socket = new WebSocket(`${target.baseUrl.replace(/^http/, 'ws')}ws/subscriptions-r4`);
+  cleanups.push(() => socket.terminate());
+  const messages: string[] = [];
+  socket.on('message', (data) => messages.push(String(data)));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  socket.send(JSON.stringify({ type: 'bind-with-token', payload: { token } }));
+  await waitFor(() => messages.find((m) => m.includes('"handshake"')), 30_000);
+  return { socket, messages };
+}
+
 function notificationsFor(path: string, id: string) {
   return receiver.requests.filter((r) => r.url === path && r.body.includes(id));
 }
@@ -97,6 +125,8 @@ describe('PostgreSQL restarted under load', () => {
       criteria: `Patient?name=${family}`,
       channel: { type: 'rest-hook', endpoint: `${receiver.url}restart`, payload: FHIR_JSON },
     } as Resource);
+    const socketFamily = `Socket${randomBytes(3).toString('hex')}`;
+    const ws = await boundWebsocket(`Patient?name=${socketFamily}`);
 
     const seed = Number(process.env.HEARTH_FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
     console.log(`postgres restart test: seed ${seed} (HEARTH_FAULT_SEED=${seed} replays it)`);
@@ -168,6 +198,17 @@ describe('PostgreSQL restarted under load', () => {
     await waitFor(() => notificationsFor('/restart', before.id as string)[1], 60_000);
     const after = await create({ resourceType: 'Patient', name: [{ family }] } as Resource);
     await waitFor(() => notificationsFor('/restart', after.id as string)[0], 60_000);
+
+    // The websocket bound before the outage hears writes after it (its process listens again). A
+    // notification published before the listening connection is back is missed, so write until one arrives.
+    await waitFor(async () => {
+      const written = await create({ resourceType: 'Patient', name: [{ family: socketFamily }] } as Resource);
+      const heard = await waitFor(() => ws.messages.find((m) => m.includes(written.id as string)), 3000).catch(
+        () => undefined,
+      );
+      return heard;
+    }, 60_000);
+    expect(ws.socket.readyState).toBe(WebSocket.OPEN);
 
     // Nothing acknowledged was lost, no transaction is partly visible.
     const verified = await load.verify(target);
