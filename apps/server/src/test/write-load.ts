@@ -3,22 +3,17 @@
 // lists every acknowledged write that is missing or differs from what was sent, and every
 // transaction that is partly visible.
 import { randomUUID } from 'node:crypto';
+import { prng } from '../../../../tools/bench/data.js';
 
 const FHIR_JSON = 'application/fhir+json';
 const CREATE_SYSTEM = 'urn:hearth-test:write-load';
 const TRANSACTION_SYSTEM = 'urn:hearth-test:write-load-transaction';
 
-/** A seeded pseudo-random generator (mulberry32): a failing run is replayed with its printed seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/**
+ * A seeded pseudo-random generator (the benchmark's mulberry32): a failing run is replayed with its
+ * printed seed.
+ */
+export const seededRandom = prng;
 
 /** The server the clients talk to (it changes when a killed server is replaced). */
 export interface LoadTarget {
