@@ -88,7 +88,7 @@ describe('kill -9 under load', () => {
       ({ server, target } = await start());
       const verified = await load.verify(target);
       console.log(
-        `kill test round ${round}: verified ${verified.patients} patients, ${verified.transactions} transactions`,
+        `kill test round ${round}: verified ${verified.patients} patients, ${verified.transactions} transactions (and ${verified.unanswered} unanswered, whole or absent)`,
       );
       expect(verified.problems).toEqual([]);
     }

@@ -251,7 +251,9 @@ export class WriteLoad {
    * returns what is wrong, empty when every acknowledged write is there with the content sent and
    * every transaction is wholly there (acknowledged ones) or wholly absent.
    */
-  async verify(target: LoadTarget): Promise<{ problems: string[]; patients: number; transactions: number }> {
+  async verify(
+    target: LoadTarget,
+  ): Promise<{ problems: string[]; patients: number; transactions: number; unanswered: number }> {
     const problems: string[] = [];
     const get = async (path: string): Promise<{ status: number; body: Record<string, unknown> }> => {
       const res = await fetch(`${target.baseUrl}fhir/R4/${path}`, { headers: target.headers });
@@ -311,7 +313,12 @@ export class WriteLoad {
         }
       }),
     );
-    return { problems, patients: this.patients.length, transactions: this.transactions.filter((t) => t.acked).length };
+    return {
+      problems,
+      patients: this.patients.length,
+      transactions: this.transactions.filter((t) => t.acked).length,
+      unanswered: this.transactions.filter((t) => !t.acked).length,
+    };
   }
 }
 
