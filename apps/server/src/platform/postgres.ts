@@ -146,6 +146,16 @@ export function isConnectionError(err: unknown): boolean {
 }
 
 /**
+ * For code that turns a failed lookup into an answer ("no match", "invalid token"): a lost
+ * connection is no answer, so it is thrown on (and becomes a 503, or a retried job) instead.
+ */
+export function throwIfConnectionError(err: unknown): void {
+  if (isConnectionError(err)) {
+    throw err;
+  }
+}
+
+/**
  * Runs `statement` until it succeeds, again after each connection error (isConnectionError) with a
  * doubling backoff of up to 2 s: for writes that must not be dropped because PostgreSQL restarted
  * (what a job or a delivery recorded). Other errors are thrown at once; connection errors too once

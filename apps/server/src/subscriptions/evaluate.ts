@@ -1,6 +1,6 @@
 import { evalFhirPathBoolean, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
-import { isConnectionError, type Pool, type PoolClient } from '../platform/postgres.js';
+import { throwIfConnectionError, type Pool, type PoolClient } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
 import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -231,7 +231,7 @@ async function evaluateChange(
     try {
       return (await system.readVersion(change.resourceType, change.id, String(versionId))).resource;
     } catch (err) {
-      unlessUnreachable(err);
+      throwIfConnectionError(err);
       return undefined;
     }
   };
@@ -276,7 +276,7 @@ async function evaluateChange(
         result = isIdOnly(query)
           ? Promise.resolve(matchesWithoutIndex(query, change.id))
           : deletedMatch(query).catch((err: unknown) => {
-              unlessUnreachable(err);
+              throwIfConnectionError(err);
               deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated on a deletion');
               return false;
             });
@@ -287,7 +287,9 @@ async function evaluateChange(
           .mayMatch(change.projectId, change.resourceType, query, lowerText())
           .then((possible) => possible && searchMatches(change.projectId, change.resourceType, query, change.id))
           .catch((err: unknown) => {
-            unlessUnreachable(err);
+            // Criteria at fault count as no match; a lost connection fails the job, which runs
+            // again (taken for no match, it dropped the notification of a write made before an outage).
+            throwIfConnectionError(err);
             deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated');
             return false;
           });
@@ -327,7 +329,7 @@ async function evaluateChange(
             ? { readable: true, redact: (resource) => guard.redact(resource) }
             : { readable: true };
         } catch (err) {
-          unlessUnreachable(err);
+          throwIfConnectionError(err);
           return { readable: false };
         }
       })();
@@ -417,16 +419,4 @@ export async function evaluateChanges(deps: EvaluatorDeps, job: EvaluationJob | 
     inline.length > 0 ? deps.deliverFirst?.(inline) : undefined,
   ]);
   return deliveries.length;
-}
-
-/**
- * Criteria that cannot be evaluated count as not matching, a version that cannot be read as
- * absent, an author who cannot read it as not allowed: but only when the data are at fault. A lost
- * database connection fails the evaluation job instead, which runs again (taking it for a no
- * dropped the notification of a write made just before PostgreSQL restarted).
- */
-function unlessUnreachable(err: unknown): void {
-  if (isConnectionError(err)) {
-    throw err;
-  }
 }
