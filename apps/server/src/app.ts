@@ -42,6 +42,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as unknown as FastifyBaseLogger,
     bodyLimit: config.maxBodyBytes,
+    // A client that stalls (headers never finished, a body trickling in, a socket gone silent) is cut
+    // off: it holds a socket until then, never a database connection (handlers run on whole requests).
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.idleTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      // Node refuses a headers timeout longer than the request timeout.
+      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+      // How often Node looks for connections past those timeouts (its default, 30 s, would let a
+      // stalled client stay up to 30 s longer than configured).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+    },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -109,6 +121,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const mapped = errorToOutcome(err);
     if (mapped.unexpected) {
       request.log.error({ err }, 'unexpected error');
+    } else if (mapped.retryAfterSeconds !== undefined) {
+      request.log.warn({ err }, 'service unavailable');
+    }
+    if (mapped.retryAfterSeconds !== undefined) {
+      reply.header('retry-after', String(mapped.retryAfterSeconds));
     }
     return sendOutcome(reply, mapped.status, mapped.outcome);
   });

@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     connectionString: databaseUrl,
     max: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    acquireTimeoutMs: config.databaseAcquireTimeoutMs,
   });
   const applied = await runMigrations(pool, logger);
   logger.info({ applied }, 'database migrations done');

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { fail, isValidId, unauthorizedWith } from '@hearth/core';
+import { throwIfConnectionError } from '../platform/postgres.js';
 import type { WriteEvent } from '../storage/types.js';
 import type { AuthDeps } from './deps.js';
 import { clientSecretMatches, parseBasicAuth } from './clients.js';
@@ -123,6 +124,8 @@ export class Authenticator {
     try {
       claims = await this.verifiedClaims(token);
     } catch (err) {
+      // Reloading the keys (a kid rotated by another process) may need the database.
+      throwIfConnectionError(err);
       const code = (err as { code?: string }).code;
       fail(unauthorizedWith(code === 'ERR_JWT_EXPIRED' ? 'Token expired' : 'Invalid token'));
     }

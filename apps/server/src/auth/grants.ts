@@ -1,4 +1,5 @@
 import { isValidId } from '@hearth/core';
+import { throwIfConnectionError } from '../platform/postgres.js';
 import type { AuthDeps } from './deps.js';
 import type { AuthenticatedClient } from './clients.js';
 import { LOGIN_FLOW_MS } from './login-flow.js';
@@ -44,6 +45,7 @@ async function membershipOf(login: Login, deps: AuthDeps): Promise<MembershipCon
   try {
     return await resolveMembership(deps.pool, login.membership?.reference);
   } catch (err) {
+    throwIfConnectionError(err);
     oauthFail('invalid_grant', (err as Error).message);
   }
 }
@@ -123,7 +125,9 @@ export async function refreshTokenGrant(
   let claims: RefreshClaims;
   try {
     claims = (await deps.keys.verify(form.refresh_token, { typ: REFRESH_TOKEN_TYP })) as RefreshClaims;
-  } catch {
+  } catch (err) {
+    // invalid_grant tells the client to drop its refresh token: never for a database outage.
+    throwIfConnectionError(err);
     oauthFail('invalid_grant', 'Invalid refresh token');
   }
   if (typeof claims.login_id !== 'string' || typeof claims.refresh_secret !== 'string' || !isValidId(claims.login_id)) {

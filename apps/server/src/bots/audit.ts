@@ -1,5 +1,6 @@
 import { generateId, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
+import { retryWhileUnreachable } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
 
 /** Codes of the automation events Hearth records (AuditEvent.subtype). */
@@ -81,6 +82,8 @@ export function buildAuditEvent(audit: AutomationAudit): Resource {
 const MAX_BATCH = 200;
 /** How long an AuditEvent may wait for others to share its write. */
 const FLUSH_DELAY_MS = 20;
+/** How long a batch is written again while PostgreSQL cannot be reached. */
+const RETRY_UNREACHABLE_MS = 60_000;
 
 /**
  * Records automation AuditEvents in batches: events of one project that arrive within a few
@@ -131,14 +134,19 @@ export class AuditWriter {
       written?.resolve();
       return;
     }
-    const write = this.systemRepo(projectId)
-      .createMany(batch)
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          this.logger.warn({ err, projectId, count: batch.length }, 'could not record AuditEvents');
-        },
-      );
+    // Written again while PostgreSQL restarts (for a minute at most): the record of an attempt
+    // that happened must not be lost to an outage. Ids are fixed, so a write that committed
+    // unanswered fails its repeat as a duplicate instead of recording twice.
+    const giveUpAt = Date.now() + RETRY_UNREACHABLE_MS;
+    const write = retryWhileUnreachable(
+      () => this.systemRepo(projectId).createMany(batch),
+      () => Date.now() > giveUpAt,
+    ).then(
+      () => undefined,
+      (err: unknown) => {
+        this.logger.warn({ err, projectId, count: batch.length }, 'could not record AuditEvents');
+      },
+    );
     this.writes.add(write);
     void write.finally(() => {
       this.writes.delete(write);

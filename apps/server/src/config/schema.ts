@@ -46,6 +46,12 @@ export const configSchema = {
     30000,
     'PostgreSQL statement_timeout for every connection; bounds the cost of any one query.',
   ),
+  databaseAcquireTimeoutMs: key(
+    'HEARTH_DB_ACQUIRE_TIMEOUT_MS',
+    'integer',
+    5000,
+    'Longest a request waits for a PostgreSQL connection (a free one from the pool, or a new one opened) before it answers 503 with Retry-After: an exhausted pool or an unreachable database never hangs a request.',
+  ),
   embeddedPostgresPort: key('HEARTH_EMBEDDED_PG_PORT', 'integer', 5433, 'Port of the embedded PostgreSQL.'),
   adminEmail: key(
     'HEARTH_ADMIN_EMAIL',
@@ -154,6 +160,31 @@ export const configSchema = {
     'integer',
     10000,
     'How long graceful shutdown waits for in-flight requests to finish.',
+  ),
+  // ---- HTTP connections: how long a client may take (a stalled client holds a socket, never a worker) ----
+  headersTimeoutMs: key(
+    'HEARTH_HEADERS_TIMEOUT_MS',
+    'integer',
+    20000,
+    'Longest a client may take to send the request line and headers; after it the connection gets 408 and is closed.',
+  ),
+  requestTimeoutMs: key(
+    'HEARTH_REQUEST_TIMEOUT_MS',
+    'integer',
+    120000,
+    'Longest a client may take to send a whole request (headers and body); after it the connection gets 408 and is closed. Large Binary uploads over slow links need it long.',
+  ),
+  idleTimeoutMs: key(
+    'HEARTH_IDLE_TIMEOUT_MS',
+    'integer',
+    120000,
+    'A connection on which nothing moves in either direction for this long is closed (a client that stops reading or sending mid-request).',
+  ),
+  keepAliveTimeoutMs: key(
+    'HEARTH_KEEP_ALIVE_TIMEOUT_MS',
+    'integer',
+    72000,
+    "How long an idle keep-alive connection stays open between requests. Behind a load balancer, keep it longer than the balancer's own idle timeout.",
   ),
   corsOrigins: key(
     'HEARTH_CORS_ORIGINS',

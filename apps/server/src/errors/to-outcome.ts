@@ -8,14 +8,19 @@ import {
   methodNotAllowed,
   type OperationOutcome,
 } from '@hearth/core';
-import { pgErrorCode, PG_QUERY_CANCELED } from '../platform/postgres.js';
+import { isConnectionError, pgErrorCode, PG_QUERY_CANCELED } from '../platform/postgres.js';
 
 export interface MappedError {
   status: number;
   outcome: OperationOutcome;
   /** Unexpected errors are logged with their stack; user errors are not. */
   unexpected: boolean;
+  /** When the same request may succeed later: the Retry-After header, in seconds. */
+  retryAfterSeconds?: number;
 }
+
+/** What a client is told to wait while PostgreSQL is unreachable (a restart takes seconds). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** The one place where anything thrown becomes an HTTP status and an OperationOutcome. */
 export function errorToOutcome(err: unknown): MappedError {
@@ -43,6 +48,14 @@ export function errorToOutcome(err: unknown): MappedError {
       return { status: 400, outcome: badRequest('Malformed URL'), unexpected: false };
     case 'FST_ERR_NOT_FOUND':
       return { status: 405, outcome: methodNotAllowed(), unexpected: false };
+  }
+  if (isConnectionError(err)) {
+    return {
+      status: 503,
+      outcome: serviceUnavailable('The database is unavailable or busy; try again shortly'),
+      unexpected: false,
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+    };
   }
   if (pgErrorCode(err) === PG_QUERY_CANCELED) {
     return {

@@ -1,6 +1,13 @@
 import PgBoss from 'pg-boss';
 import type { Logger } from '../platform/logger.js';
-import { genericPlanPool, PG_DEADLOCK, pgErrorCode, preparedName, type Pool } from '../platform/postgres.js';
+import {
+  genericPlanPool,
+  PG_DEADLOCK,
+  pgErrorCode,
+  preparedName,
+  retryWhileUnreachable,
+  type Pool,
+} from '../platform/postgres.js';
 import { JOB_SCHEMA } from '../storage/migrations/0300-job-queue.js';
 
 /** What a handler knows about the attempt it runs. */
@@ -339,6 +346,8 @@ class FetchLoop {
   /** Attempts whose handler returned, recorded once what they wait for (completeAfter) has settled. */
   private readonly deferred = new Set<Promise<void>>();
   private done?: Promise<void>;
+  /** Set by stop(): recording outcomes is no longer retried after this time. */
+  private giveUpAt?: number;
 
   constructor(
     private readonly boss: PgBoss,
@@ -408,7 +417,7 @@ class FetchLoop {
       if (job.retryCount >= job.retryLimit) {
         this.options.logger.warn({ queue: name, jobId: job.id, err: message }, 'job failed; no retries left');
       }
-      return this.boss.fail(name, job.id, { message }).then(
+      return this.persist(() => this.boss.fail(name, job.id, { message })).then(
         () => undefined,
         (failErr: unknown) => {
           this.options.logger.warn({ err: failErr, queue: name, jobId: job.id }, 'could not record a failed job');
@@ -425,7 +434,9 @@ class FetchLoop {
         completeAfter: (work) => awaited.push(work),
       });
       const data = toOutput(output);
-      record = data ? () => this.boss.complete(name, job.id, data).catch(fail) : () => this.completeSoon(job.id);
+      record = data
+        ? () => this.persist(() => this.boss.complete(name, job.id, data)).catch(fail)
+        : () => this.completeSoon(job.id);
     } catch (err) {
       record = () => fail(err);
     }
@@ -473,7 +484,7 @@ class FetchLoop {
     if (ids.length === 0) {
       return;
     }
-    const done = this.boss.complete(this.definition.name, ids).then(
+    const done = this.persist(() => this.boss.complete(this.definition.name, ids)).then(
       () => undefined,
       (err: unknown) => {
         this.options.logger.warn({ err, queue: this.definition.name }, 'could not record completed jobs');
@@ -484,8 +495,19 @@ class FetchLoop {
     await done;
   }
 
+  /**
+   * Records attempts' outcomes, again while PostgreSQL cannot be reached (a restart): an outcome
+   * left unrecorded keeps the job active until it expires (15 minutes by default), so a completed
+   * job would run a second time then, and a failed one would wait that long for its retry. Gives up
+   * once a stop's time is up (the job then expires and runs again, as after a crash).
+   */
+  private async persist(statement: () => Promise<unknown>): Promise<void> {
+    await retryWhileUnreachable(statement, () => this.giveUpAt !== undefined && Date.now() > this.giveUpAt);
+  }
+
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
+    this.giveUpAt = Date.now() + timeoutMs;
     this.wakeUp?.();
     await this.done;
     if (this.running > 0) {

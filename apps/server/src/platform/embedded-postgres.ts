@@ -44,6 +44,8 @@ export function memoryFlags(totalBytes: number): string[] {
 export interface EmbeddedDatabase {
   connectionString: string;
   stop(): Promise<void>;
+  /** Starts the database again after stop() (same data, same port). */
+  restart(): Promise<void>;
 }
 
 /**
@@ -94,5 +96,6 @@ export async function startEmbeddedPostgres(
   return {
     connectionString: socketDir ? `${tcp}?host=${encodeURIComponent(socketDir)}` : tcp,
     stop: () => pg.stop(),
+    restart: () => pg.start(),
   };
 }

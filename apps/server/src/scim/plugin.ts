@@ -43,6 +43,9 @@ export async function scimPlugin(app: FastifyInstance, options: { auth: AuthModu
     if (mapped.unexpected) {
       request.log.error({ err }, 'unexpected error');
     }
+    if (mapped.retryAfterSeconds !== undefined) {
+      reply.header('retry-after', String(mapped.retryAfterSeconds));
+    }
     const detail = mapped.outcome.issue?.[0]?.details?.text ?? 'Error';
     return reply
       .code(mapped.status)

@@ -47,8 +47,10 @@ export class PgBroadcaster implements Broadcaster {
     if (this.stopped) {
       return;
     }
+    let client: PoolClient | undefined;
     try {
-      const client = await this.pool.connect();
+      client = await this.pool.connect();
+      const connected = client;
       client.on('notification', (msg) => {
         if (msg.channel !== BROADCAST_CHANNEL || !msg.payload) {
           return;
@@ -69,14 +71,20 @@ export class PgBroadcaster implements Broadcaster {
       });
       client.on('error', (err) => {
         this.logger.warn({ err }, 'broadcast connection lost; reconnecting');
-        this.drop(client, err);
+        this.drop(connected, err);
       });
       // LISTEN holds the connection for the process's lifetime; statement timeouts do not apply to waiting.
       await client.query(`LISTEN ${BROADCAST_CHANNEL}`);
       this.client = client;
     } catch (err) {
       this.logger.warn({ err }, 'could not listen for broadcasts; retrying');
-      this.scheduleReconnect();
+      // A connection that was opened but could not LISTEN (the database going down again) goes back
+      // broken, or each retry would keep one more of the pool's connections.
+      if (client) {
+        this.drop(client, err as Error);
+      } else {
+        this.scheduleReconnect();
+      }
     }
   }
 

@@ -84,4 +84,20 @@ describe('evaluateChanges', () => {
       { data: expect.objectContaining({ subscriptionId: 'mail', id: 'd1' }), options: { retryLimit: 2 } },
     ]);
   });
+
+  it('fails the evaluation (to run again) when the criteria search loses its connection, but not when the criteria are at fault', async () => {
+    const failing = (err: Error) => {
+      const e = evaluator([sub('s1', 'Device?manufacturer=acme', 'rest-hook')], new Set(['d1']));
+      (e.deps.matcher as unknown as { findIds: () => Promise<string[]> }).findIds = () => Promise.reject(err);
+      return e;
+    };
+    const lost = failing(
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    );
+    await expect(evaluateChanges(lost.deps, { changes: [change('d1')] })).rejects.toThrow('administrator command');
+    expect(lost.inline).toEqual([]);
+
+    const invalid = failing(new Error('Unknown search parameter'));
+    expect(await evaluateChanges(invalid.deps, { changes: [change('d1')] })).toBe(0);
+  });
 });

@@ -1,6 +1,6 @@
 import { evalFhirPathBoolean, type Resource } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
-import type { Pool, PoolClient } from '../platform/postgres.js';
+import { throwIfConnectionError, type Pool, type PoolClient } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
 import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -230,7 +230,8 @@ async function evaluateChange(
     }
     try {
       return (await system.readVersion(change.resourceType, change.id, String(versionId))).resource;
-    } catch {
+    } catch (err) {
+      throwIfConnectionError(err);
       return undefined;
     }
   };
@@ -275,6 +276,7 @@ async function evaluateChange(
         result = isIdOnly(query)
           ? Promise.resolve(matchesWithoutIndex(query, change.id))
           : deletedMatch(query).catch((err: unknown) => {
+              throwIfConnectionError(err);
               deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated on a deletion');
               return false;
             });
@@ -285,6 +287,9 @@ async function evaluateChange(
           .mayMatch(change.projectId, change.resourceType, query, lowerText())
           .then((possible) => possible && searchMatches(change.projectId, change.resourceType, query, change.id))
           .catch((err: unknown) => {
+            // Criteria at fault count as no match; a lost connection fails the job, which runs
+            // again (taken for no match, it dropped the notification of a write made before an outage).
+            throwIfConnectionError(err);
             deps.logger.warn({ err, query }, 'subscription criteria could not be evaluated');
             return false;
           });
@@ -323,7 +328,8 @@ async function evaluateChange(
           return guard.hidesFields(change.resourceType)
             ? { readable: true, redact: (resource) => guard.redact(resource) }
             : { readable: true };
-        } catch {
+        } catch (err) {
+          throwIfConnectionError(err);
           return { readable: false };
         }
       })();

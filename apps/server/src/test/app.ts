@@ -69,6 +69,9 @@ export async function createTestApp(
       adminPassword: TEST_SUPER_ADMIN_PASSWORD,
       // Every test file signs in many times from one address: the sign-in limits are for production.
       rateLimitAuthRequestsPerMinute: 0,
+      // Tests that fire many requests at once on a loaded machine wait for connections rather than
+      // get 503s; the acquire timeout itself is tested with its own value (faults/timeouts.test.ts).
+      databaseAcquireTimeoutMs: 30_000,
       ...options.config,
     },
   );
@@ -77,6 +80,7 @@ export async function createTestApp(
     connectionString: db.url,
     max: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    acquireTimeoutMs: config.databaseAcquireTimeoutMs,
   });
   const services = await createServices(config, pool, logger);
   const app = await buildApp({ config, pool, logger, services });

@@ -2,10 +2,11 @@
 // processes on one database): build the bundle, start it, wait until healthy, sign in over HTTP.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { getFreePort } from './app.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../platform/embedded-postgres.js';
 import { NO_NODE_SNAPSHOT } from '../platform/node-flags.js';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
@@ -173,4 +174,21 @@ export function serverOfConnection<T extends ServerProcess>(servers: T[], localP
       return false;
     }
   });
+}
+
+/**
+ * A PostgreSQL of the test's own (embedded, own data directory and port) that it may stop and
+ * start: the machine's shared server must never be stopped. Returns its connection string (a Unix
+ * socket in its data directory) and the handle; `cleanups` stops it and removes its files.
+ */
+export async function startOwnPostgres(cleanups: (() => Promise<void> | void)[]): Promise<EmbeddedDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-pg-'));
+  // As root, PostgreSQL runs as a user of its own (createPostgresUser), which must reach the data directory.
+  chmodSync(dir, 0o755);
+  const db = await startEmbeddedPostgres(dir, await getFreePort());
+  cleanups.push(async () => {
+    await db.stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return db;
 }
