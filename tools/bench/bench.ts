@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|all] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * [--only core|search|automation|terminology|all|unanalyzed] [--filter name,name] [--scale N]`. Starts a server (embedded
  * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
  * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
  * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
@@ -16,6 +16,7 @@ import { coreScenarios } from './scenarios-core.js';
 import { searchScenarios } from './scenarios-search.js';
 import { automationScenarios } from './scenarios-automation.js';
 import { terminologyScenarios } from './scenarios-terminology.js';
+import { unanalyzedScenarios } from './scenarios-unanalyzed.js';
 
 export interface Scenario {
   name: string;
@@ -229,6 +230,10 @@ async function main(): Promise<void> {
     }
     if (only === 'all' || only === 'terminology') {
       groups.push(() => terminologyScenarios(ctx));
+    }
+    // Needs freshly created tables: only when asked for by name.
+    if (only === 'unanalyzed') {
+      groups.push(() => unanalyzedScenarios(ctx));
     }
     for (const group of groups) {
       for (const s of await group()) {

@@ -1,32 +1,13 @@
+import pg from 'pg';
 import type { Logger } from '../platform/logger.js';
 import { pgErrorCode, type Pool } from '../platform/postgres.js';
 
 /** LOCK ... NOWAIT on a table locked in a conflicting mode. */
 const PG_LOCK_NOT_AVAILABLE = '55P03';
 
-/**
- * Refreshes the planner statistics of the tables that changed a lot since their last ANALYZE,
- * so that search plans never depend on whether autovacuum has got to them yet.
- *
- * Without statistics PostgreSQL takes every equality on an index table to match a handful of
- * rows, and plans a selective search as if every condition were: `Observation?subject=…&code=…`
- * sorted and merged all 5,000 Observations of the code instead of probing the subject's 25
- * (29 ms instead of under 1), a `_has` read every match of its code for each Patient (> 30 s).
- * Autovacuum may be off, or minutes behind a large import; the server knows better than to wait.
- *
- * What changed is read from PostgreSQL's own counters (`n_mod_since_analyze` against the
- * `reltuples` of the last ANALYZE, as autovacuum does), which count the writes of every process on
- * the database and survive none of this process's state; the decision is made again under a
- * per-table advisory lock, so several processes never analyze one table at once or twice per step.
- * A table is analyzed once it changed by more than `growth` of its rows (plus 50, as autovacuum's
- * base threshold, so tiny tables are not analyzed at every write). ANALYZE samples a bounded number
- * of rows (300 × default_statistics_target) whatever the table's size, takes a lock that no write
- * waits for, and skips a table someone else is vacuuming, analyzing or altering. Checks run on
- * a timer, off every request; writes commit first and are counted by PostgreSQL within a few
- * seconds (backends report their counts when idle, at most ~10 s late), so a transaction, an import
- * or a reindex is followed within about a check interval of its counts arriving.
- */
+/** How the statistics refresher connects, and when it analyzes a table. */
 export interface AutoAnalyzerOptions {
+  /** The server's pool: the analyzer connects as it does, through one connection of its own. */
   pool: Pool;
   logger: Logger;
   /** Share of a table's rows (at its last ANALYZE) that must have changed since: 0.1 for a tenth. */
@@ -43,27 +24,60 @@ const DEFAULT_INTERVAL_MS = 5000;
 const LOCK_KEY = `hashtextextended('hearth-analyze:' || $1::text, 0)`;
 
 /**
- * Tables of the current schema past the threshold, most changed first. The counter is read by
+ * A table (pg_class `c`) that changed past the threshold since its last ANALYZE ($1 rows plus $2
+ * of its rows then). Also one that holds rows but was never analyzed nor vacuumed (reltuples -1):
+ * PostgreSQL forgets its change counts after a crash, and pg_restore loads without analyzing.
+ */
+const STALE = `(pg_stat_get_mod_since_analyze(c.oid) > $1 + $2 * greatest(c.reltuples, 0)
+   OR (c.reltuples < 0 AND pg_relation_size(c.oid) > 0))`;
+
+/**
+ * Tables of the current schema that need an ANALYZE, most changed first. The counter is read by
  * function on pg_class rows (not the pg_stat_user_tables view) to keep the check cheap.
  */
 const STALE_TABLES = `
   SELECT c.oid::regclass::text AS name, pg_stat_get_mod_since_analyze(c.oid) AS changed
     FROM pg_class c
-   WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace
-     AND pg_stat_get_mod_since_analyze(c.oid) > $1 + $2 * greatest(c.reltuples, 0)
+   WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace AND ${STALE}
    ORDER BY changed DESC`;
 
-const STILL_STALE = `
-  SELECT pg_stat_get_mod_since_analyze(c.oid) > $2 + $3 * greatest(c.reltuples, 0) AS stale
-    FROM pg_class c WHERE c.oid = $1::regclass`;
+const STILL_STALE = `SELECT ${STALE} AS stale FROM pg_class c WHERE c.oid = $3::regclass`;
 
+/**
+ * Refreshes the planner statistics of the tables that changed a lot since their last ANALYZE,
+ * so that search plans never depend on whether autovacuum has got to them yet.
+ *
+ * Without statistics PostgreSQL takes every equality on an index table to match a handful of
+ * rows, and plans a selective search as if every condition were: `Observation?subject=…&code=…`
+ * sorted and merged all 5,000 Observations of the code instead of probing the subject's 25
+ * (29 ms instead of under 1), a `_has` read every match of its code for each Patient (> 30 s).
+ * Autovacuum may be off, or minutes behind a large import; the server knows better than to wait.
+ *
+ * What changed is read from PostgreSQL's own counters (`n_mod_since_analyze` against the
+ * `reltuples` of the last ANALYZE, as autovacuum does), which count the writes of every process on
+ * the database and survive none of this process's state; the decision is made again under a
+ * per-table advisory lock, so several processes never analyze one table at once or twice per step.
+ * A table is analyzed once it changed by more than `growth` of its rows (plus 50, as autovacuum's
+ * base threshold, so tiny tables are not analyzed at every write), and once if it holds rows but
+ * has never been analyzed. ANALYZE samples a bounded number
+ * of rows (300 × default_statistics_target) whatever the table's size, takes a lock that no write
+ * waits for, and skips a table someone else is vacuuming, analyzing or altering. Checks run on
+ * a timer, off every request; writes commit first and are counted by PostgreSQL within a few
+ * seconds (backends report their counts when idle, at most ~10 s late), so a transaction, an import
+ * or a reindex is followed within about a check interval of its counts arriving.
+ */
 export class AutoAnalyzer {
+  /** One connection of its own: never one a request waits for, and never more than one ANALYZE at a time. */
+  private readonly db: Pool;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<string[]> | undefined;
   private stopped = false;
   private failing = false;
 
-  constructor(private readonly options: AutoAnalyzerOptions) {}
+  constructor(private readonly options: AutoAnalyzerOptions) {
+    this.db = new pg.Pool({ ...options.pool.options, max: 1, allowExitOnIdle: true });
+    this.db.on('error', () => undefined);
+  }
 
   /** Checks every interval until stop(). */
   start(): void {
@@ -93,10 +107,10 @@ export class AutoAnalyzer {
   }
 
   private async analyzeStale(): Promise<string[]> {
-    const { pool, logger, growth } = this.options;
+    const { logger, growth } = this.options;
     const analyzed: string[] = [];
     try {
-      const { rows } = await pool.query<{ name: string; changed: number }>(STALE_TABLES, [BASE_THRESHOLD, growth]);
+      const { rows } = await this.db.query<{ name: string; changed: number }>(STALE_TABLES, [BASE_THRESHOLD, growth]);
       for (const { name, changed } of rows) {
         if (this.stopped) {
           break;
@@ -120,20 +134,21 @@ export class AutoAnalyzer {
 
   /** ANALYZEs one table under its advisory lock, if it still needs it; false when skipped. */
   private async analyzeTable(name: string): Promise<boolean> {
-    const { pool, growth } = this.options;
-    const client = await pool.connect();
+    const { growth } = this.options;
+    const client = await this.db.connect();
     try {
       await client.query('BEGIN');
-      const locked = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY}) AS locked`, [
-        name,
-      ]);
+      const locked = await client.query<{ locked: boolean }>(
+        `SELECT pg_try_advisory_xact_lock(${LOCK_KEY}) AS locked`,
+        [name],
+      );
       // Another process is analyzing it: its ANALYZE serves this one too.
       if (!locked.rows[0]?.locked) {
         await client.query('ROLLBACK');
         return false;
       }
       // A process that held the lock until just now may have analyzed it already.
-      const check = await client.query<{ stale: boolean }>(STILL_STALE, [name, BASE_THRESHOLD, growth]);
+      const check = await client.query<{ stale: boolean }>(STILL_STALE, [BASE_THRESHOLD, growth, name]);
       if (!check.rows[0]?.stale) {
         await client.query('ROLLBACK');
         return false;
@@ -156,10 +171,13 @@ export class AutoAnalyzer {
     }
   }
 
-  /** Stops checking; waits for a check in progress (its current ANALYZE) to end. */
+  /** Stops checking; waits for a check in progress (its current ANALYZE) to end, and closes its connection. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    if (!this.db.ended) {
+      await this.db.end();
+    }
   }
 }
