@@ -50,13 +50,13 @@ export const configSchema = {
     'HEARTH_AUTO_ANALYZE',
     'boolean',
     true,
-    'Whether the server refreshes the planner statistics (ANALYZE) of tables that changed a lot since their last ANALYZE, so search plans do not wait for autovacuum (which may be off, or minutes behind a large import). Every process checks PostgreSQL\'s own change counters every few seconds, off the request path; an advisory lock keeps two processes from analyzing one table at once.',
+    "Whether the server refreshes the planner statistics (ANALYZE) of tables that grew or shrank a lot since their last ANALYZE, so search plans do not wait for autovacuum (which may be off, or minutes behind a large import). Every process compares PostgreSQL's own row counts with those of the last ANALYZE every 5 s, on a connection of its own; an advisory lock keeps two processes from analyzing one table at once.",
   ),
   autoAnalyzeGrowthPercent: key(
     'HEARTH_AUTO_ANALYZE_GROWTH_PERCENT',
     'integer',
     10,
-    'With HEARTH_AUTO_ANALYZE: a table is analyzed again once more than this percentage of its rows (plus 50) changed since its last ANALYZE.',
+    'With HEARTH_AUTO_ANALYZE: a table is analyzed again once it grew or shrank by more than this percentage of its rows (plus 50 rows) since its last ANALYZE.',
   ),
   embeddedPostgresPort: key('HEARTH_EMBEDDED_PG_PORT', 'integer', 5433, 'Port of the embedded PostgreSQL.'),
   adminEmail: key(

@@ -10,13 +10,13 @@ export interface AutoAnalyzerOptions {
   /** The server's pool: the analyzer connects as it does, through one connection of its own. */
   pool: Pool;
   logger: Logger;
-  /** Share of a table's rows (at its last ANALYZE) that must have changed since: 0.1 for a tenth. */
+  /** Share of a table's rows (at its last ANALYZE) by which it must have grown or shrunk since: 0.1 for a tenth. */
   growth: number;
   /** Pause between checks, in ms. */
   intervalMs?: number;
 }
 
-/** Rows changed that always pass before a table is analyzed again (autovacuum_analyze_threshold's default). */
+/** Rows a table must grow or shrink by, beyond the share, before it is analyzed again (autovacuum_analyze_threshold's default). */
 export const BASE_THRESHOLD = 50;
 const DEFAULT_INTERVAL_MS = 5000;
 
@@ -24,28 +24,31 @@ const DEFAULT_INTERVAL_MS = 5000;
 const LOCK_KEY = `hashtextextended('hearth-analyze:' || $1::text, 0)`;
 
 /**
- * A table (pg_class `c`) that changed past the threshold since its last ANALYZE ($1 rows plus $2
- * of its rows then). Also one that holds rows but was never analyzed nor vacuumed (reltuples -1):
- * PostgreSQL forgets its change counts after a crash, and pg_restore loads without analyzing.
+ * A table (pg_class `c`) whose live rows grew or shrank past the threshold since its last ANALYZE
+ * ($1 rows plus $2 of the rows it had then): counted by PostgreSQL, with every process's writes.
+ * Updates in place (a hot counter table) move no step: their ANALYZE would run at every check and
+ * churn the catalog forever; they are autovacuum's. Also a table that holds rows but was never
+ * analyzed nor vacuumed (reltuples -1): PostgreSQL forgets its counts after a crash, and
+ * pg_restore loads without analyzing.
  */
-const STALE = `(pg_stat_get_mod_since_analyze(c.oid) > $1 + $2 * greatest(c.reltuples, 0)
+const STALE = `(abs(pg_stat_get_live_tuples(c.oid) - greatest(c.reltuples, 0)) > $1 + $2 * greatest(c.reltuples, 0)
    OR (c.reltuples < 0 AND pg_relation_size(c.oid) > 0))`;
 
 /**
- * Tables of the current schema that need an ANALYZE, most changed first. The counter is read by
+ * Tables of the current schema that need an ANALYZE, most grown first. The counters are read by
  * function on pg_class rows (not the pg_stat_user_tables view) to keep the check cheap.
  */
 const STALE_TABLES = `
-  SELECT c.oid::regclass::text AS name, pg_stat_get_mod_since_analyze(c.oid) AS changed
+  SELECT c.oid::regclass::text AS name, pg_stat_get_live_tuples(c.oid) AS rows, c.reltuples AS analyzed_rows
     FROM pg_class c
    WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace AND ${STALE}
-   ORDER BY changed DESC`;
+   ORDER BY abs(pg_stat_get_live_tuples(c.oid) - greatest(c.reltuples, 0)) DESC`;
 
 const STILL_STALE = `SELECT ${STALE} AS stale FROM pg_class c WHERE c.oid = $3::regclass`;
 
 /**
- * Refreshes the planner statistics of the tables that changed a lot since their last ANALYZE,
- * so that search plans never depend on whether autovacuum has got to them yet.
+ * Refreshes the planner statistics of the tables that grew (or shrank) by more than a share since
+ * their last ANALYZE, so that search plans never depend on whether autovacuum has got to them yet.
  *
  * Without statistics PostgreSQL takes every equality on an index table to match a handful of
  * rows, and plans a selective search as if every condition were: `Observation?subject=…&code=…`
@@ -53,18 +56,20 @@ const STILL_STALE = `SELECT ${STALE} AS stale FROM pg_class c WHERE c.oid = $3::
  * (29 ms instead of under 1), a `_has` read every match of its code for each Patient (> 30 s).
  * Autovacuum may be off, or minutes behind a large import; the server knows better than to wait.
  *
- * What changed is read from PostgreSQL's own counters (`n_mod_since_analyze` against the
- * `reltuples` of the last ANALYZE, as autovacuum does), which count the writes of every process on
- * the database and survive none of this process's state; the decision is made again under a
- * per-table advisory lock, so several processes never analyze one table at once or twice per step.
- * A table is analyzed once it changed by more than `growth` of its rows (plus 50, as autovacuum's
- * base threshold, so tiny tables are not analyzed at every write), and once if it holds rows but
- * has never been analyzed. ANALYZE samples a bounded number
- * of rows (300 × default_statistics_target) whatever the table's size, takes a lock that no write
- * waits for, and skips a table someone else is vacuuming, analyzing or altering. Checks run on
- * a timer, off every request; writes commit first and are counted by PostgreSQL within a few
- * seconds (backends report their counts when idle, at most ~10 s late), so a transaction, an import
- * or a reindex is followed within about a check interval of its counts arriving.
+ * How much a table grew is read from PostgreSQL's own counters (`n_live_tup` against the
+ * `reltuples` of its last ANALYZE), which count the writes of every process on the database, are
+ * kept with autovacuum off, and depend on none of this process's state; the decision is made again
+ * under a per-table advisory lock, so several processes never analyze one table at once or twice
+ * per step. A table is analyzed once it grew or shrank by more than `growth` of its rows (plus 50,
+ * as autovacuum's base threshold, so tiny tables are not analyzed at every write), and once if it
+ * holds rows but has never been analyzed. Steady updates that keep the row count are left to
+ * autovacuum (the index tables have their own, faster settings: migration 103). ANALYZE samples a
+ * bounded number of rows (300 × default_statistics_target) whatever the table's size, takes a lock
+ * that no write waits for, and skips a table someone else is vacuuming, analyzing or altering.
+ * Checks run on a timer, off every request; writes commit first and are counted by PostgreSQL
+ * within a few seconds (backends report their counts when idle, at most ~10 s late), so the tables
+ * a transaction, an import or a reindex grew are analyzed within about a check interval of their
+ * counts arriving.
  */
 export class AutoAnalyzer {
   /** One connection of its own: never one a request waits for, and never more than one ANALYZE at a time. */
@@ -110,15 +115,18 @@ export class AutoAnalyzer {
     const { logger, growth } = this.options;
     const analyzed: string[] = [];
     try {
-      const { rows } = await this.db.query<{ name: string; changed: number }>(STALE_TABLES, [BASE_THRESHOLD, growth]);
-      for (const { name, changed } of rows) {
+      const stale = await this.db.query<{ name: string; rows: number; analyzed_rows: number }>(STALE_TABLES, [
+        BASE_THRESHOLD,
+        growth,
+      ]);
+      for (const { name, rows, analyzed_rows: before } of stale.rows) {
         if (this.stopped) {
           break;
         }
         const started = Date.now();
         if (await this.analyzeTable(name)) {
           analyzed.push(name);
-          logger.debug({ table: name, changed, ms: Date.now() - started }, 'auto-analyze: statistics refreshed');
+          logger.debug({ table: name, rows, before, ms: Date.now() - started }, 'auto-analyze: statistics refreshed');
         }
       }
       this.failing = false;
