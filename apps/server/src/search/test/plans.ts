@@ -76,3 +76,26 @@ export function benchmarkSearches(patientId: string): string[] {
     'Observation?subject.name=Smi',
   ];
 }
+
+/**
+ * Asserts that every statement of the search at `url` reaches some table through an index and
+ * reads none of the tables `whole` matches with a sequential scan. (On a small data set the
+ * planner may still hash a few thousand index rows; at benchmark scale the same statements run
+ * as ordered index scans.)
+ */
+export async function expectIndexedPlans(t: TestApp, url: string, whole: RegExp): Promise<void> {
+  const plans = await plansOf(t, url);
+  expect(plans.length, url).toBeGreaterThan(0);
+  for (const plan of plans) {
+    const shape = plan.nodes.map((n) => `${n['Node Type']} ${n['Relation Name']}`);
+    expect(
+      shape.some((s) => /Index|Bitmap/.test(s)),
+      `${url}: ${shape.join(', ')}`,
+    ).toBe(true);
+    const seq = plan.nodes.filter((n) => n['Node Type'] === 'Seq Scan' && whole.test(n['Relation Name'] ?? ''));
+    expect(
+      seq.map((n) => n['Relation Name']),
+      `${url}\n${plan.sql}`,
+    ).toEqual([]);
+  }
+}
