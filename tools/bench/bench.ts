@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|processes|all] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * [--only core|search|automation|terminology|processes|all|unanalyzed] [--filter name,name] [--scale N]`. Starts a server (embedded
  * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
  * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
  * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
@@ -17,6 +17,7 @@ import { searchScenarios } from './scenarios-search.js';
 import { automationScenarios } from './scenarios-automation.js';
 import { terminologyScenarios } from './scenarios-terminology.js';
 import { processesScenarios } from './scenarios-processes.js';
+import { unanalyzedScenarios } from './scenarios-unanalyzed.js';
 
 export interface Scenario {
   name: string;
@@ -242,6 +243,10 @@ async function main(): Promise<void> {
       groups.push(() =>
         processesScenarios(ctx, server, { email: args.email as string, password: args.password as string }),
       );
+    }
+    // Needs freshly created tables: only when asked for by name.
+    if (only === 'unanalyzed') {
+      groups.push(() => unanalyzedScenarios(ctx));
     }
     for (const group of groups) {
       for (const s of await group()) {

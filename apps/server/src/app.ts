@@ -82,6 +82,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // Its ANALYZE in progress ends before the pool does.
+  app.addHook('onClose', async () => {
+    await deps.services.autoAnalyzer?.stop();
+  });
   app.addHook('onResponse', async (request) => {
     if (closing) {
       request.raw.socket?.end();

@@ -13,6 +13,7 @@ import { shapeResource } from './fhir/elements.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
 import { validateOperation } from './fhir/operations/validate.js';
 import { BinaryStore } from './storage/binary-store.js';
+import { AutoAnalyzer } from './storage/auto-analyze.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 import { subsumedCodesSql } from './terminology/api.js';
@@ -46,6 +47,8 @@ export interface Services {
   auth: AuthModule;
   /** FHIR GraphQL: $graphql and the GraphiQL page. */
   graphql: GraphqlModule;
+  /** Refreshes the statistics of tables that grew (HEARTH_AUTO_ANALYZE); stopped when the app closes. */
+  autoAnalyzer?: AutoAnalyzer;
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
@@ -121,6 +124,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     binaryStore,
     repositoryDeps,
   });
+  const autoAnalyzer = startAutoAnalyzer(config, pool, logger);
   return {
     repositoryDeps,
     systemRepo,
@@ -136,5 +140,21 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     automation,
     auth,
     graphql,
+    autoAnalyzer,
   };
+}
+
+/** The statistics refresher when configured (HEARTH_AUTO_ANALYZE, HEARTH_AUTO_ANALYZE_GROWTH_PERCENT). */
+function startAutoAnalyzer(config: Config, pool: Pool, logger: Logger): AutoAnalyzer | undefined {
+  if (!config.autoAnalyze) {
+    return undefined;
+  }
+  if (config.autoAnalyzeGrowthPercent < 1) {
+    throw new Error(
+      `Config autoAnalyzeGrowthPercent (HEARTH_AUTO_ANALYZE_GROWTH_PERCENT) must be at least 1, got ${config.autoAnalyzeGrowthPercent} (to turn the refresh off, set HEARTH_AUTO_ANALYZE=false)`,
+    );
+  }
+  const analyzer = new AutoAnalyzer({ pool, logger, growth: config.autoAnalyzeGrowthPercent / 100 });
+  analyzer.start();
+  return analyzer;
 }

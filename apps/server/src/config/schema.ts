@@ -52,6 +52,18 @@ export const configSchema = {
     5000,
     'Longest a request waits for a PostgreSQL connection (a free one from the pool, or a new one opened) before it answers 503 with Retry-After: an exhausted pool or an unreachable database never hangs a request.',
   ),
+  autoAnalyze: key(
+    'HEARTH_AUTO_ANALYZE',
+    'boolean',
+    true,
+    "Whether the server refreshes the planner statistics (ANALYZE) of tables that grew or shrank a lot since their last ANALYZE, so search plans do not wait for autovacuum (which may be off, or minutes behind a large import). Every process compares PostgreSQL's own row counts with those of the last ANALYZE every 5 s, on a connection of its own; an advisory lock keeps two processes from analyzing one table at once.",
+  ),
+  autoAnalyzeGrowthPercent: key(
+    'HEARTH_AUTO_ANALYZE_GROWTH_PERCENT',
+    'integer',
+    10,
+    'With HEARTH_AUTO_ANALYZE: a table is analyzed again once it grew or shrank by more than this percentage of its rows (plus 50 rows) since its last ANALYZE.',
+  ),
   embeddedPostgresPort: key('HEARTH_EMBEDDED_PG_PORT', 'integer', 5433, 'Port of the embedded PostgreSQL.'),
   adminEmail: key(
     'HEARTH_ADMIN_EMAIL',
