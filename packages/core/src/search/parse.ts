@@ -1,4 +1,5 @@
 import { badRequest, fail } from '../outcome.js';
+import { printableText, unstorableCharacter } from '../storable-text.js';
 import {
   MODIFIER_OPERATORS,
   Operator,
@@ -93,9 +94,24 @@ function toEntries(input: SearchQueryInput): [string, string][] {
 function parseQuery(resourceType: string, entries: [string, string][], options?: ParseSearchOptions): SearchRequest {
   const request: SearchRequest = { resourceType };
   for (const [key, value] of entries) {
+    assertStorable(key, value);
     parseEntry(request, key, value, options);
   }
   return request;
+}
+
+/**
+ * A search compares its values with stored text, so they must be text the database can hold.
+ * The server checks the request's own query string at its boundary; this catches query strings
+ * that arrive inside other input and are decoded only here (a transaction entry's URL,
+ * If-None-Exist, a conditional reference, a subscription's criteria, a GraphQL argument).
+ */
+function assertStorable(key: string, value: string): void {
+  const bad = unstorableCharacter(key) ?? unstorableCharacter(value);
+  if (bad) {
+    const name = printableText(key);
+    fail(badRequest(`Search parameter ${name} contains ${bad}, which is not allowed`, name));
+  }
 }
 
 function parseEntry(request: SearchRequest, key: string, value: string, options?: ParseSearchOptions): void {
