@@ -277,22 +277,29 @@ function hasUnescapedComma(value: string): boolean {
  * second split.
  */
 export function splitSearchValue(value: string, sep = ',', unescape = true): string[] {
+  if (!value.includes('\\')) {
+    return value.split(sep);
+  }
+  // Slices between escapes and separators, not a character at a time: a value can be megabytes.
   const out: string[] = [];
   let current = '';
+  let start = 0;
   for (let i = 0; i < value.length; i++) {
     const c = value[i];
     if (c === '\\' && i + 1 < value.length) {
       const next = value[i + 1];
-      current += unescape && (next === ',' || next === '|' || next === '$' || next === '\\') ? next : c + next;
+      if (unescape && (next === ',' || next === '|' || next === '$' || next === '\\')) {
+        current += value.slice(start, i) + next;
+        start = i + 2;
+      }
       i++;
     } else if (c === sep) {
-      out.push(current);
+      out.push(current + value.slice(start, i));
       current = '';
-    } else {
-      current += c;
+      start = i + 1;
     }
   }
-  out.push(current);
+  out.push(current + value.slice(start));
   return out;
 }
 
