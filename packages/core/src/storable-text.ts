@@ -6,13 +6,16 @@
  */
 // eslint-disable-next-line no-control-regex -- matching NUL is the point
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** A single character class scans several times faster than the lookarounds above. */
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
+const SUSPECT = /[\u0000\ud800-\udfff]/;
 
 /**
  * What in `text` cannot be stored, worded for a message ("a NUL character (U+0000)"), or
  * undefined when all of it can.
  */
 export function unstorableCharacter(text: string): string | undefined {
-  const found = UNSTORABLE.exec(text);
+  const found = SUSPECT.test(text) ? UNSTORABLE.exec(text) : null;
   if (!found) {
     return undefined;
   }

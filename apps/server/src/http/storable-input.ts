@@ -107,12 +107,12 @@ const SUSPECT_ESCAPE =
 
 /**
  * A parsed JSON body, given its raw text: refused with the FHIRPath-like path of the first string
- * (or property name) that cannot be stored, e.g. `Patient.name[0].family`. The raw text is
- * scanned once; the parsed value is walked only when the scan finds something.
+ * (or property name) that cannot be stored, e.g. `Patient.name[0].family`. Only escapes need
+ * looking for: the text was decoded from UTF-8 (which has no surrogates) and JSON refuses a raw
+ * NUL. So the raw text is scanned once, and the parsed value walked only when the scan finds one.
  */
 export function assertStorableJson(text: string, value: unknown): void {
-  const suspect = (text.includes('\\u') && SUSPECT_ESCAPE.test(text)) || unstorableCharacter(text) !== undefined;
-  if (suspect) {
+  if (text.includes('\\u') && SUSPECT_ESCAPE.test(text)) {
     walkJson(value, rootPath(value));
   }
 }
