@@ -27,3 +27,40 @@ export function unstorableCharacter(text: string): string | undefined {
 export function printableText(text: string): string {
   return text.replace(new RegExp(UNSTORABLE.source, 'g'), '\ufffd');
 }
+
+/** Where in a JSON value a string cannot be stored. */
+export interface UnstorableFound {
+  /** FHIRPath-like: `Patient.name[0].family` (a resource starts with its type), `[0].value`, '' for the root. */
+  path: string;
+  /** What is wrong, worded as by {@link unstorableCharacter}. */
+  what: string;
+  /** The text is a property name (of the object at `path`), not a value. */
+  inName: boolean;
+}
+
+/** The first string or property name in a parsed JSON value that cannot be stored, if any. */
+export function findUnstorable(value: unknown): UnstorableFound | undefined {
+  const type = (value as { resourceType?: unknown } | null)?.resourceType;
+  return walk(value, typeof type === 'string' && /^[A-Z][A-Za-z]{0,63}$/.test(type) ? type : '');
+}
+
+function walk(value: unknown, path: string): UnstorableFound | undefined {
+  if (typeof value === 'string') {
+    const what = unstorableCharacter(value);
+    return what ? { path, what, inName: false } : undefined;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = walk(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      const what = unstorableCharacter(key);
+      if (what) return { path, what, inName: true };
+      const found = walk(child, path ? `${path}.${key}` : key);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}

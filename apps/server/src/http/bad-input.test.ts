@@ -907,6 +907,29 @@ describe('hostile text, numbers, nesting and sizes (issue 12)', () => {
       expect(res.statusCode, family).toBe(201);
       expect(res.json().name[0].family).toBe(family);
     }
+    // Streamed terminology imports (CSV, NDJSON), decoded row by row past the request's own check.
+    const system = 'http://fuzz.example/cs';
+    const cs = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/CodeSystem',
+      headers: { ...auth, 'content-type': 'application/fhir+json' },
+      payload: JSON.stringify({ resourceType: 'CodeSystem', url: system, status: 'active', content: 'not-present' }),
+    });
+    expect(cs.statusCode).toBe(201);
+    for (const [type, payload, expression] of [
+      ['text/csv', 'code,display\nx,a\u0000b\n', 'row 2'],
+      ['application/x-ndjson', '{"code":"y","display":"a\\u0000b"}\n', 'line 1'],
+      ['application/fhir+ndjson', '{"code":"y"}\n{"code":"z","display":"\\ud800"}\n', 'line 2'],
+    ]) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/fhir/R4/CodeSystem/$import?system=${system}`,
+        headers: { ...auth, 'content-type': type },
+        payload,
+      });
+      expect(res.statusCode, payload).toBe(400);
+      expect(res.json().issue[0].expression).toEqual([expression]);
+    }
     // The OAuth token endpoint answers an OAuth error.
     const token = await t.app.inject({
       method: 'POST',

@@ -3,7 +3,7 @@
 // headers in an onRequest hook (app.ts), bodies where they are parsed (body.ts), so a JSON body is
 // scanned as raw text and walked only when that scan finds a suspect escape.
 import type { FastifyRequest } from 'fastify';
-import { badRequest, OperationOutcomeError, printableText, unstorableCharacter } from '@hearth/core';
+import { badRequest, findUnstorable, OperationOutcomeError, printableText, unstorableCharacter } from '@hearth/core';
 import { OAuthError } from '../auth/oauth-error.js';
 
 /** A 400 naming the parameter, header or element whose text cannot be stored. */
@@ -113,29 +113,11 @@ const SUSPECT_ESCAPE =
  */
 export function assertStorableJson(text: string, value: unknown): void {
   if (text.includes('\\u') && SUSPECT_ESCAPE.test(text)) {
-    walkJson(value, rootPath(value));
-  }
-}
-
-/** A resource's path starts with its type, as in FHIRPath; any other JSON with its first key. */
-function rootPath(value: unknown): string {
-  const type = (value as { resourceType?: unknown } | null)?.resourceType;
-  return typeof type === 'string' && /^[A-Z][A-Za-z]{0,63}$/.test(type) ? type : '';
-}
-
-function walkJson(value: unknown, path: string): void {
-  if (typeof value === 'string') {
-    const bad = unstorableCharacter(value);
-    if (bad) refuse(path || 'The body', bad, path || undefined);
-  } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      walkJson(value[i], `${path}[${i}]`);
-    }
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      const bad = unstorableCharacter(key);
-      if (bad) refuse(path ? `A property name in ${path}` : 'A property name', bad, path || undefined);
-      walkJson(child, path ? `${path}.${key}` : key);
+    const found = findUnstorable(value);
+    if (found) {
+      const { path, what, inName } = found;
+      const subject = inName ? (path ? `A property name in ${path}` : 'A property name') : path || 'The body';
+      refuse(subject, what, path || undefined);
     }
   }
 }
