@@ -930,6 +930,32 @@ describe('hostile text, numbers, nesting and sizes (issue 12)', () => {
       expect(res.statusCode, payload).toBe(400);
       expect(res.json().issue[0].expression).toEqual([expression]);
     }
+    // A text body is raw bytes to the server; an asynchronous Bot $execute would store it in its job.
+    const bot = await t.app.inject({
+      method: 'POST',
+      url: `/admin/projects/${t.testProject.projectId}/bot`,
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'fuzz echo' }),
+    });
+    const botId = bot.json().id as string;
+    const deployed = await t.app.inject({
+      method: 'POST',
+      url: `/fhir/R4/Bot/${botId}/$deploy`,
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ code: 'export async function handler(client, event) { return event.input; }' }),
+    });
+    expect(deployed.statusCode).toBe(200);
+    for (const prefer of [undefined, 'respond-async']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/fhir/R4/Bot/${botId}/$execute`,
+        headers: { ...auth, 'content-type': 'text/plain', ...(prefer ? { prefer } : {}) },
+        payload: 'MSH|a\u0000b',
+      });
+      // Run at once, the bot gets the text as it came; a job cannot hold it.
+      expect(res.statusCode, prefer).toBe(prefer ? 400 : 200);
+      if (prefer) expect(res.json().issue[0].expression).toEqual(['body']);
+    }
     // The OAuth token endpoint answers an OAuth error.
     const token = await t.app.inject({
       method: 'POST',
