@@ -8,6 +8,7 @@ import type { Logger } from './platform/logger.js';
 import type { Pool } from './platform/postgres.js';
 import { errorToOutcome } from './errors/to-outcome.js';
 import { parseFormBody, parseJsonBody } from './http/body.js';
+import { assertStorableRequest, inRouteShape } from './http/storable-input.js';
 import { sendOutcome } from './http/fhir-reply.js';
 import { corsOptions } from './http/cors.js';
 import { fhirPlugin } from './fhir/plugin.js';
@@ -74,6 +75,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Before any other hook (rate limits, sign-in) can hand the URL or a header to the database.
+    assertStorableRequest(request);
   });
 
   // Graceful shutdown: close() only drops connections idle at that moment; a keep-alive connection
@@ -115,14 +118,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, parseFormBody(body as string));
+    try {
+      done(null, parseFormBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBinaryBytes }, (_req, body, done) => {
     done(null, body);
   });
 
   app.setErrorHandler((err, request, reply) => {
-    const mapped = errorToOutcome(err);
+    const mapped = errorToOutcome(inRouteShape(err, request));
     if (mapped.unexpected) {
       request.log.error({ err }, 'unexpected error');
     } else if (mapped.retryAfterSeconds !== undefined) {

@@ -18,4 +18,5 @@ export * from './display.js';
 export * from './identifiers.js';
 export * from './extensions.js';
 export * from './objects.js';
+export * from './storable-text.js';
 export * from './subscriptions/index.js';

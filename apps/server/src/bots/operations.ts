@@ -1,6 +1,6 @@
 // Bot/{id}/$deploy and Bot/{id}/$execute (also Bot/$execute?identifier=system|value).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { allOk, badRequest, fail, type Bot, type Resource } from '@hearth/core';
+import { allOk, badRequest, fail, unstorableCharacter, type Bot, type Resource } from '@hearth/core';
 import { ctx } from '../fhir/context.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { FHIR_JSON, sendJson } from '../http/fhir-reply.js';
@@ -158,6 +158,16 @@ export function registerBotOperations(registry: OperationRegistry, deps: BotOper
     const given = request.headers['x-trace-id'];
     const traceId = typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : request.id;
     if (prefersAsync(request)) {
+      // The job stores its input in the database; a text body reaches the server unchecked (raw bytes).
+      const bad = typeof input === 'string' ? unstorableCharacter(input) : undefined;
+      if (bad) {
+        fail(
+          badRequest(
+            `The body contains ${bad}, which an asynchronous $execute cannot store: send it without Prefer: respond-async, or as binary content`,
+            'body',
+          ),
+        );
+      }
       const params: AsyncExecute = { botId: bot.id as string, input, contentType, traceId };
       return deps.asyncJobs.start(request, reply, repo, fhirBase, 'bot-execute', params);
     }

@@ -20,7 +20,7 @@ import { errorToOutcome } from '../errors/to-outcome.js';
 import type { Logger } from '../platform/logger.js';
 import type { GraphqlContext } from './context.js';
 import { applyShapingDirectives } from './directives.js';
-import { checkLimits, type QueryLimits } from './limits.js';
+import { checkLimits, checkNesting, type QueryLimits } from './limits.js';
 
 /** A GraphQL request (graphql.org/learn/serving-over-http). */
 export interface GraphqlRequest {
@@ -129,6 +129,7 @@ function parseAndValidate(
     cache.set(key, checked);
     return checked;
   }
+  checkNesting(query);
   let document: DocumentNode;
   try {
     document = parse(query, { maxTokens: MAX_TOKENS });

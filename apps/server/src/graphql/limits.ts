@@ -134,3 +134,52 @@ export function checkLimits(
   }
   return { depth, cost };
 }
+
+/**
+ * Deepest bracket nesting (`{`, `[`, `(`) a query document may have. graphql-js parses
+ * recursively, so a document nested thousands deep would exhaust the stack before the field
+ * depth above could be checked; no real query comes near this.
+ */
+export const MAX_NESTING = 256;
+
+/** Refuses a document nested deeper than {@link MAX_NESTING}: one scan, skipping strings and comments. */
+export function checkNesting(query: string): void {
+  let depth = 0;
+  for (let i = 0; i < query.length; i++) {
+    const c = query[i];
+    if (c === '#') {
+      i = query.indexOf('\n', i);
+      if (i < 0) return;
+    } else if (c === '"') {
+      i = query.startsWith('"""', i) ? endOfBlockString(query, i + 3) : endOfString(query, i + 1);
+    } else if (c === '{' || c === '[' || c === '(') {
+      if (++depth > MAX_NESTING) {
+        fail(badRequest(`The query is nested deeper than ${MAX_NESTING} brackets`, 'query'));
+      }
+    } else if (c === '}' || c === ']' || c === ')') {
+      depth--;
+    }
+  }
+}
+
+/** The index of the quote closing a string that starts at `i` (past the end when unterminated). */
+function endOfString(query: string, i: number): number {
+  while (i < query.length && query[i] !== '"' && query[i] !== '\n') {
+    i += query[i] === '\\' ? 2 : 1;
+  }
+  return i;
+}
+
+/** The index of the last quote of the `"""` closing a block string whose content starts at `i`. */
+function endOfBlockString(query: string, i: number): number {
+  while (i < query.length) {
+    if (query.startsWith('\\"""', i)) {
+      i += 4;
+    } else if (query.startsWith('"""', i)) {
+      return i + 2;
+    } else {
+      i++;
+    }
+  }
+  return i;
+}

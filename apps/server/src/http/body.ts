@@ -1,20 +1,46 @@
 import sjson from 'secure-json-parse';
 import { badRequest, OperationOutcomeError } from '@hearth/core';
+import { assertStorableForm, assertStorableJson } from './storable-input.js';
 
 /**
  * Parses a JSON body: rejects prototype-polluting keys and nesting deeper than maxDepth,
- * so no request body can exhaust the stack of later recursive code.
+ * so no request body can exhaust the stack of later recursive code, and any string the
+ * database cannot store (naming where it is).
  */
 export function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text.trim() === '') {
     throw new OperationOutcomeError(badRequest('Request body is empty'));
   }
   checkDepth(text, maxDepth);
+  let value: unknown;
   try {
-    return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    value = parseJson(text);
   } catch (err) {
+    if (text.includes('\0')) {
+      locateRawNul(text);
+    }
     throw new OperationOutcomeError(badRequest(`Malformed JSON: ${(err as Error).message}`), err);
   }
+  assertStorableJson(text, value);
+  return value;
+}
+
+function parseJson(text: string): unknown {
+  return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+}
+
+/**
+ * JSON allows no raw control character, so a raw NUL makes the body malformed; when it sits
+ * inside a string, the refusal names that string's element rather than a character position.
+ */
+function locateRawNul(text: string): void {
+  let escaped: unknown;
+  try {
+    escaped = parseJson(text.replaceAll('\0', '\\u0000'));
+  } catch {
+    return;
+  }
+  assertStorableJson('\\u0000', escaped);
 }
 
 /** Scans the text once (outside strings) for bracket depth, before parsing. */
@@ -50,9 +76,10 @@ const FORM_PAIRS = Symbol('formPairs');
  * available through {@link formPairs}: POST _search needs repeated names (two `date=` AND).
  */
 export function parseFormBody(text: string): Record<string, string> {
-  const params = new URLSearchParams(text);
-  const body = Object.fromEntries(params) as Record<string, string>;
-  Object.defineProperty(body, FORM_PAIRS, { value: [...params], enumerable: false });
+  const pairs = [...new URLSearchParams(text)];
+  assertStorableForm(pairs);
+  const body = Object.fromEntries(pairs) as Record<string, string>;
+  Object.defineProperty(body, FORM_PAIRS, { value: pairs, enumerable: false });
   return body;
 }
 

@@ -18,6 +18,7 @@ import { decodeCursor, encodeCursor } from './query/cursor.js';
 import { countMatches, estimateMatches, MAX_OFFSET, selectPage } from './query/execute.js';
 import { loadIncluded, pageReferences, type FoundRow } from './query/include.js';
 import { compileSearch, type CompartmentRef } from './query/plan.js';
+import { MAX_LINKS } from './query/conditions.js';
 import { expandValueSets, lookUpSubsumption } from './query/terminology.js';
 import type { SearchInput, SearchService } from './service.js';
 
@@ -49,6 +50,10 @@ export class SearchEngine implements SearchService, ConditionalMatcher {
 
   /** The type of the parameter a (possibly chained or reverse-chained) code ends in. */
   private paramType(resourceType: string, code: string, projectId: string): SearchParamType | undefined {
+    if (code.split(/[.:]/, MAX_LINKS + 1).length > MAX_LINKS) {
+      // Too long to follow (compiling refuses it with a 400); a 10,000-link name would exhaust the stack here.
+      return undefined;
+    }
     const registry = this.options.registry;
     if (code.startsWith('_has:')) {
       const parts = code.split(':');

@@ -77,10 +77,28 @@ describe('parseSearchRequest', () => {
   });
 });
 
+describe('text a database cannot store', () => {
+  it('refuses a NUL or an unpaired surrogate in a name or value, naming the parameter', () => {
+    for (const query of ['name=a%00b', 'identifier=x%7C%00']) {
+      const name = query.split('=')[0];
+      expect(() => parseSearchRequest(`Patient?${query}`)).toThrow(
+        expect.objectContaining({
+          outcome: expect.objectContaining({ issue: [expect.objectContaining({ expression: [name] })] }),
+        }),
+      );
+    }
+    expect(() => parseSearchRequest('Patient', { name: '\ud800' })).toThrow(/unpaired UTF-16 surrogate/);
+    expect(() => parseSearchRequest('Patient', { 'na\u0000me': 'x' })).toThrow(/NUL/);
+    expect(parseSearchRequest('Patient', { name: '\ud83d\ude00' }).filters?.[0].value).toBe('\ud83d\ude00');
+  });
+});
+
 describe('splitSearchValue', () => {
   it('splits on unescaped separators and unescapes', () => {
     expect(splitSearchValue('a\\,b,c')).toEqual(['a,b', 'c']);
     expect(splitSearchValue('x\\|y|z', '|')).toEqual(['x|y', 'z']);
+    expect(splitSearchValue('a\\\\,b\\')).toEqual(['a\\', 'b\\']);
+    expect(splitSearchValue('a\\x,,b')).toEqual(['a\\x', '', 'b']);
     const ors = splitSearchValue('s\\|1|c\\,d,e', ',', false);
     expect(ors).toEqual(['s\\|1|c\\,d', 'e']);
     expect(splitSearchValue(ors[0], '|')).toEqual(['s|1', 'c,d']);

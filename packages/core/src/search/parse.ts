@@ -1,4 +1,5 @@
 import { badRequest, fail } from '../outcome.js';
+import { printableText, unstorableCharacter } from '../storable-text.js';
 import {
   MODIFIER_OPERATORS,
   Operator,
@@ -93,9 +94,24 @@ function toEntries(input: SearchQueryInput): [string, string][] {
 function parseQuery(resourceType: string, entries: [string, string][], options?: ParseSearchOptions): SearchRequest {
   const request: SearchRequest = { resourceType };
   for (const [key, value] of entries) {
+    assertStorable(key, value);
     parseEntry(request, key, value, options);
   }
   return request;
+}
+
+/**
+ * A search compares its values with stored text, so they must be text the database can hold.
+ * The server checks the request's own query string at its boundary; this catches query strings
+ * that arrive inside other input and are decoded only here (a transaction entry's URL,
+ * If-None-Exist, a conditional reference, a subscription's criteria, a GraphQL argument).
+ */
+function assertStorable(key: string, value: string): void {
+  const bad = unstorableCharacter(key) ?? unstorableCharacter(value);
+  if (bad) {
+    const name = printableText(key);
+    fail(badRequest(`Search parameter ${name} contains ${bad}, which is not allowed`, name));
+  }
 }
 
 function parseEntry(request: SearchRequest, key: string, value: string, options?: ParseSearchOptions): void {
@@ -261,22 +277,29 @@ function hasUnescapedComma(value: string): boolean {
  * second split.
  */
 export function splitSearchValue(value: string, sep = ',', unescape = true): string[] {
+  if (!value.includes('\\')) {
+    return value.split(sep);
+  }
+  // Slices between escapes and separators, not a character at a time: a value can be megabytes.
   const out: string[] = [];
   let current = '';
+  let start = 0;
   for (let i = 0; i < value.length; i++) {
     const c = value[i];
     if (c === '\\' && i + 1 < value.length) {
       const next = value[i + 1];
-      current += unescape && (next === ',' || next === '|' || next === '$' || next === '\\') ? next : c + next;
+      if (unescape && (next === ',' || next === '|' || next === '$' || next === '\\')) {
+        current += value.slice(start, i) + next;
+        start = i + 2;
+      }
       i++;
     } else if (c === sep) {
-      out.push(current);
+      out.push(current + value.slice(start, i));
       current = '';
-    } else {
-      current += c;
+      start = i + 1;
     }
   }
-  out.push(current);
+  out.push(current + value.slice(start));
   return out;
 }
 

@@ -35,7 +35,7 @@ const QUERIES: Partial<Record<SearchParamType, KindQuery>> = {
 };
 
 /** Most links (and modifiers) in one parameter name: chains, nested _has. */
-const MAX_LINKS = 12;
+export const MAX_LINKS = 12;
 
 export type { RowRef };
 

@@ -1,4 +1,4 @@
-import { badRequest, fail } from '@hearth/core';
+import { badRequest, fail, unstorableCharacter } from '@hearth/core';
 
 /**
  * The `_filter` grammar (hl7.org/fhir/R4/search_filter.html):
@@ -154,11 +154,16 @@ class Parser {
       if (end >= this.text.length) this.error('unterminated string');
       const raw = this.text.slice(this.pos, end + 1);
       this.pos = end + 1;
+      let value: string;
       try {
-        return JSON.parse(raw) as string;
+        value = JSON.parse(raw) as string;
       } catch {
         this.error('invalid string');
       }
+      // Its escapes are decoded only here, past the request's own check of what can be stored.
+      const bad = unstorableCharacter(value);
+      if (bad) this.error(`the string holds ${bad}`);
+      return value;
     }
     const m = /^[^\s)\]]+/.exec(this.text.slice(this.pos));
     if (!m) this.error('expected a value');

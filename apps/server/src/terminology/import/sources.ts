@@ -1,5 +1,13 @@
 import type { Readable } from 'node:stream';
-import { badRequest, fail, type CodeSystemConceptProperty, type Coding, type ParametersParameter } from '@hearth/core';
+import {
+  badRequest,
+  fail,
+  findUnstorable,
+  unstorableCharacter,
+  type CodeSystemConceptProperty,
+  type Coding,
+  type ParametersParameter,
+} from '@hearth/core';
 import { readDelimited, readLines } from './delimited.js';
 import type { ImportConcept } from './importer.js';
 
@@ -19,6 +27,13 @@ export async function* ndjsonConcepts(body: Readable): AsyncGenerator<ImportConc
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       fail(badRequest(`Line ${number} must be a JSON object`, `line ${number}`));
+    }
+    // A streamed body passes no request-level check: its lines are decoded only here (a raw NUL
+    // is not JSON; UTF-8 has no surrogates: only escapes can produce either).
+    const unstorable = line.includes('\\u') ? findUnstorable(value) : undefined;
+    if (unstorable) {
+      const where = unstorable.path ? ` at ${unstorable.path}` : '';
+      fail(badRequest(`Line ${number}${where} contains ${unstorable.what}, which is not allowed`, `line ${number}`));
     }
     yield* fromJsonConcept(value as Record<string, unknown>, number, undefined, 0);
   }
@@ -82,7 +97,16 @@ export async function* delimitedConcepts(
   let header: string[] | undefined;
   let index: Record<string, number> = {};
   let propertyIndexes: [string, number][] = [];
+  let row = 0;
   for await (const record of readDelimited(body, options.delimiter, options.quoted)) {
+    row++;
+    // A streamed body passes no request-level check: its rows are decoded only here.
+    for (const field of record) {
+      const bad = unstorableCharacter(field);
+      if (bad) {
+        fail(badRequest(`Row ${row} contains ${bad}, which is not allowed`, `row ${row}`));
+      }
+    }
     if (!header) {
       header = record.map((h) => h.trim().replace(/^\uFEFF/, ''));
       index = Object.fromEntries(header.map((h, i) => [h, i]));
