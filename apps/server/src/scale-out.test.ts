@@ -48,13 +48,12 @@ beforeAll(async () => {
   cleanups.push(() => db.drop());
   receiver = await startReceiver();
   cleanups.push(() => receiver.close());
-  // Binary content (bot code, uploads, export files) is kept in files under the data directory:
-  // processes that serve one database share that directory (a shared volume in production).
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-scale-out-'));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  // Each process has a data directory of its own and shares nothing but the database: Binary
+  // content (bot code, uploads, export files) is kept in PostgreSQL by default.
+  const dataDirs = [1, 2, 3].map(() => mkdtempSync(join(tmpdir(), 'hearth-scale-out-')));
+  cleanups.push(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
   const env = {
     DATABASE_URL: db.url,
-    HEARTH_DATA_DIR: dataDir,
     HEARTH_BASE_URL: PUBLIC_URL,
     HEARTH_ADMIN_EMAIL: ADMIN.email,
     HEARTH_ADMIN_PASSWORD: ADMIN.password,
@@ -75,7 +74,11 @@ beforeAll(async () => {
     [1, 2, 3].map((n) =>
       startServerProcess(
         (bundle as ServerBundle).main,
-        { ...env, HEARTH_SUBSCRIPTION_BATCH_WINDOW_MS: n === 1 ? String(LATE_BROADCAST_MS) : '5' },
+        {
+          ...env,
+          HEARTH_DATA_DIR: dataDirs[n - 1],
+          HEARTH_SUBSCRIPTION_BATCH_WINDOW_MS: n === 1 ? String(LATE_BROADCAST_MS) : '5',
+        },
         cleanups,
       ),
     ),
@@ -169,6 +172,34 @@ describe('three server processes on one database', () => {
       [ADMIN.email],
     );
     expect(users.rowCount).toBe(1);
+  });
+
+  it('Binary content uploaded through one process is served by the others, every version of it', async () => {
+    // Several chunks of content, so that it is streamed in and out in pieces.
+    const first = randomBytes(2.5 * 1024 * 1024);
+    const auth = { authorization: `Bearer ${token}` };
+    const created = await fetch(`${servers[0].baseUrl}fhir/R4/Binary`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/pdf' },
+      body: first,
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const second = randomBytes(1000);
+    const updated = await fetch(`${servers[2].baseUrl}fhir/R4/Binary/${id}`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/pdf' },
+      body: second,
+    });
+    expect(updated.status).toBe(200);
+    for (const server of servers) {
+      const current = await fetch(`${server.baseUrl}fhir/R4/Binary/${id}`, { headers: auth });
+      expect(current.status).toBe(200);
+      expect(Buffer.from(await current.arrayBuffer()).equals(second)).toBe(true);
+      const old = await fetch(`${server.baseUrl}fhir/R4/Binary/${id}/_history/1`, { headers: auth });
+      expect(old.headers.get('content-length')).toBe(String(first.length));
+      expect(Buffer.from(await old.arrayBuffer()).equals(first)).toBe(true);
+    }
   });
 
   it('a subscription fires exactly once per matching write, whichever process took the write', async () => {

@@ -12,8 +12,10 @@ import { createValidator, createShaper } from './fhir/definitions.js';
 import { shapeResource } from './fhir/elements.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
 import { validateOperation } from './fhir/operations/validate.js';
-import { BinaryStore } from './storage/binary-store.js';
 import { AutoAnalyzer } from './storage/auto-analyze.js';
+import type { BinaryStore } from './storage/binary-store.js';
+import { FileBinaryStore } from './storage/file-binary-store.js';
+import { PostgresBinaryStore } from './storage/postgres-binary-store.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 import { subsumedCodesSql } from './terminology/api.js';
@@ -38,7 +40,7 @@ export interface Services {
   contextFor: FhirContextFactory;
   superAdminProjectId: string;
   listeners: WriteListener[];
-  /** Binary content files under the data directory. */
+  /** Binary content: in PostgreSQL or in files under the data directory (HEARTH_BINARY_STORAGE). */
   binaryStore: BinaryStore;
   terminology: TerminologyModule;
   /** Background jobs, bots and subscriptions. */
@@ -52,6 +54,8 @@ export interface Services {
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
+  // First: a misspelt HEARTH_BINARY_STORAGE stops the start before anything else is set up.
+  const binaryStore = createBinaryStore(config, pool);
   const terminology = createTerminologyModule(pool, logger);
   // Writes of an active Subscription are also checked for what would keep it from firing, and
   // required bindings only the terminology can expand are checked too (prepared by terminology.start).
@@ -102,7 +106,6 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   listeners.push(auth.authenticator.onWrite);
   operations.register(projectInitOperation(auth));
   const contextFor: FhirContextFactory = auth.contextFor;
-  const binaryStore = new BinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes);
   const automation = await createAutomation({
     config,
     pool,
@@ -157,4 +160,18 @@ function startAutoAnalyzer(config: Config, pool: Pool, logger: Logger): AutoAnal
   const analyzer = new AutoAnalyzer({ pool, logger, growth: config.autoAnalyzeGrowthPercent / 100 });
   analyzer.start();
   return analyzer;
+}
+
+/** The Binary content store HEARTH_BINARY_STORAGE names. */
+export function createBinaryStore(config: Config, pool: Pool): BinaryStore {
+  switch (config.binaryStorage) {
+    case 'postgres':
+      return new PostgresBinaryStore(pool, config.maxBinaryBytes);
+    case 'files':
+      return new FileBinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes);
+    default:
+      throw new Error(
+        `Config binaryStorage (HEARTH_BINARY_STORAGE) must be postgres or files, got "${config.binaryStorage}"`,
+      );
+  }
 }

@@ -37,7 +37,7 @@ export const configSchema = {
     'HEARTH_DATA_DIR',
     'string',
     './.hearth',
-    'Directory for the embedded PostgreSQL, binary files and keys.',
+    'Directory for the embedded PostgreSQL, keys, and Binary content files when HEARTH_BINARY_STORAGE is files.',
   ),
   databasePoolSize: key('HEARTH_DB_POOL_SIZE', 'integer', 20, 'Maximum connections in the PostgreSQL pool.'),
   databaseStatementTimeoutMs: key(
@@ -89,6 +89,12 @@ export const configSchema = {
     'integer',
     256 * 1024 * 1024,
     'Largest Binary upload accepted (413 above).',
+  ),
+  binaryStorage: key(
+    'HEARTH_BINARY_STORAGE',
+    'string',
+    'postgres',
+    'Where Binary content (uploads, bot code, $export files) is kept: postgres (in the database, in chunks of 1 MB, shared by every process on it) or files (under HEARTH_DATA_DIR/binary; several processes must then share that directory). Switching does not move content already stored.',
   ),
   maxJsonDepth: key('HEARTH_MAX_JSON_DEPTH', 'integer', 64, 'Deepest JSON nesting accepted in a request body.'),
   maxBundleEntries: key(

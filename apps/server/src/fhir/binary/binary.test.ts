@@ -3,17 +3,11 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/app.js';
+import { waitFor } from '../../bots/testing.js';
 import { BINARY_STORAGE_EXTENSION } from './storage-key.js';
 
 const FHIR = 'application/fhir+json';
 let t: TestApp;
-
-beforeAll(async () => {
-  t = await createTestApp({ listen: true, config: { maxBinaryBytes: 8 * 1024 * 1024 } });
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 async function upload(body: Buffer, contentType: string, headers: Record<string, string> = {}) {
   return t.app.inject({
@@ -34,7 +28,24 @@ function filesUnder(dir: string): string[] {
   }
 }
 
-describe('Binary', () => {
+/** How many pieces of content the store holds: rows in PostgreSQL, or files under the data directory. */
+async function storedContents(): Promise<number> {
+  if (t.config.binaryStorage === 'files') {
+    return filesUnder(join(t.config.dataDir, 'binary')).length;
+  }
+  const { rows } = await t.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM binary_content');
+  return rows[0].n;
+}
+
+// Every behaviour holds whichever store keeps the content.
+describe.each(['postgres', 'files'])('Binary (%s storage)', (binaryStorage) => {
+  beforeAll(async () => {
+    t = await createTestApp({ listen: true, config: { maxBinaryBytes: 8 * 1024 * 1024, binaryStorage } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
   it('stores any content type and serves the same bytes back with that type', async () => {
     const bytes = randomBytes(100_000);
     const res = await upload(bytes, 'image/png');
@@ -97,7 +108,7 @@ describe('Binary', () => {
     );
     expect(row.rows[0].content).not.toContain(Buffer.from(text).toString('base64').slice(0, 40));
     expect(JSON.parse(row.rows[0].content).securityContext).toEqual({ reference: 'Patient/123' });
-    expect(filesUnder(join(t.config.dataDir, 'binary')).length).toBeGreaterThan(0);
+    expect(await storedContents()).toBeGreaterThan(0);
   });
 
   it('keeps the X-Security-Context header of a raw upload', async () => {
@@ -180,9 +191,8 @@ describe('Binary', () => {
     expect(read.body).toBe('');
   });
 
-  it('answers 413 above the size limit and leaves no file behind', async () => {
-    const dir = join(t.config.dataDir, 'binary');
-    const before = filesUnder(dir).length;
+  it('answers 413 above the size limit and leaves no content behind', async () => {
+    const before = await storedContents();
     const declared = await upload(randomBytes(9 * 1024 * 1024), 'application/octet-stream');
     expect(declared.statusCode).toBe(413);
     expect(declared.json().resourceType).toBe('OperationOutcome');
@@ -194,7 +204,7 @@ describe('Binary', () => {
     });
     expect(json.statusCode).toBe(400);
     expect(json.json().issue[0].expression).toEqual(['Binary.data']);
-    expect(filesUnder(dir).length).toBe(before);
+    expect(await storedContents()).toBe(before);
   });
 
   it('streams a large upload and download over a real connection', async () => {
@@ -221,6 +231,7 @@ describe('Binary', () => {
     expect(down.headers.get('content-length')).toBe(String(size));
     expect(Buffer.from(await down.arrayBuffer()).equals(bytes)).toBe(true);
 
+    const before = await storedContents();
     const tooBig = await fetch(`${t.baseUrl}fhir/R4/Binary`, {
       method: 'POST',
       headers: { ...t.authHeaders, 'content-type': 'video/mp4' },
@@ -238,5 +249,8 @@ describe('Binary', () => {
     if (tooBig instanceof Response) {
       expect(tooBig.status).toBe(413);
     }
+    // What was stored of it before the limit was passed is gone again.
+    await waitFor(async () => (await storedContents()) === before || undefined);
+    expect(await storedContents()).toBe(before);
   });
 });

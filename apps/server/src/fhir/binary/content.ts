@@ -10,9 +10,9 @@ import { storageKeyOf, withStorageKey } from './storage-key.js';
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
- * Prepares a Binary given as a FHIR resource for storage: its base64 `data` goes to a file and the
- * row keeps contentType, securityContext and the file's key. A storage key sent by the client is
- * never trusted.
+ * Prepares a Binary given as a FHIR resource for storage: its base64 `data` goes to the binary
+ * store and the row keeps contentType, securityContext and the content's key. A storage key sent
+ * by the client is never trusted.
  */
 export async function storeBinaryResource(
   store: BinaryStore,

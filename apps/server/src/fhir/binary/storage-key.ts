@@ -1,8 +1,8 @@
 import { isUUID, type Resource } from '@hearth/core';
 
 /**
- * Binary content lives in files, not in the JSON tables; the stored Binary resource names its
- * file with this extension on meta (R4 Binary has no extension element of its own).
+ * Binary content lives in the binary store, not in the JSON tables; the stored Binary resource
+ * names its content with this extension on meta (R4 Binary has no extension element of its own).
  * Only the server sets it: every Binary write path replaces whatever a client sent.
  */
 export const BINARY_STORAGE_EXTENSION = 'https://hearth.dev/fhir/StructureDefinition/binary-storage';
@@ -12,7 +12,7 @@ interface MetaExtension {
   valueString?: string;
 }
 
-/** The storage key of a stored Binary, or undefined when it has no content file. */
+/** The storage key of a stored Binary, or undefined when it has no stored content. */
 export function storageKeyOf(resource: Resource): string | undefined {
   const ext = metaExtensions(resource).find((e) => e.url === BINARY_STORAGE_EXTENSION);
   return ext && isUUID(ext.valueString) ? ext.valueString : undefined;
@@ -35,7 +35,7 @@ export function withStorageKey<T extends Resource>(resource: T, key: string | un
   return out;
 }
 
-/** Patch guard: a patch never changes which file a Binary's content is in. */
+/** Patch guard: a patch never changes which stored content a Binary names. */
 export function keepBinaryStorage(current: Resource, patched: Resource): Resource {
   return withStorageKey(patched, storageKeyOf(current));
 }

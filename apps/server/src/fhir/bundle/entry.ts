@@ -17,7 +17,7 @@ export interface EntryDeps {
   fhirBase: string;
   search: SearchService;
   binary: BinaryStore;
-  /** Told of every Binary content file written, so a transaction can remove them on rollback. */
+  /** Told of every Binary content written, so a transaction can remove them on rollback. */
   onStored?: (key: string) => void;
 }
 
@@ -155,7 +155,7 @@ async function executeRead(repo: Repository, entry: RequestEntry, deps: EntryDep
   return { status: 200, body };
 }
 
-/** A Binary's base64 data goes to a file before its row is written, and is removed again if the write fails. */
+/** A Binary's base64 data goes to the binary store before its row is written, and is removed again if the write fails. */
 async function writeWithBinary(
   resource: Resource,
   deps: EntryDeps,

@@ -1,6 +1,7 @@
 import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
 import { m0002UniqueIds } from './0002-unique-ids.js';
+import { m0003BinaryContent } from './0003-binary-content.js';
 import { m0100SearchIndex } from './0100-search-index.js';
 import { m0101SearchContained } from './0101-search-contained.js';
 import { m0103SearchAutovacuum } from './0103-search-autovacuum.js';
@@ -23,6 +24,7 @@ export interface Migration {
 export const migrations: Migration[] = [
   m0001CoreStorage,
   m0002UniqueIds,
+  m0003BinaryContent,
   m0100SearchIndex,
   m0101SearchContained,
   m0102SearchTokenSortDates,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OperationOutcomeError } from '@hearth/core';
-import { BinaryStore } from './binary-store.js';
+import { FileBinaryStore } from './file-binary-store.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hearth-binary-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -19,8 +19,8 @@ function chunks(count: number, size: number): Readable {
   );
 }
 
-describe('BinaryStore', () => {
-  const store = new BinaryStore(root, 10_000);
+describe('FileBinaryStore', () => {
+  const store = new FileBinaryStore(root, 10_000);
 
   it('writes a stream to a file named by a new key and reads it back', async () => {
     const { key, size } = await store.write(chunks(3, 1000));
