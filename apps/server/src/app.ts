@@ -70,6 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
+  app.addHook('onClose', async () => deps.services.terminology.stop());
   app.addHook('onResponse', async (request) => {
     if (closing) {
       request.raw.socket?.end();

@@ -18,7 +18,8 @@ import { createTerminologyModule, type TerminologyModule } from './terminology/m
 import { subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './jobs/automation.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
-import { withSubscriptionInvalidation } from './subscriptions/invalidation.js';
+import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
+import { ChangeNotices, withChangeNotices } from './storage/change-notices.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { everythingOperation } from './export/everything.js';
@@ -49,7 +50,9 @@ export interface Services {
 }
 
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
-  const terminology = createTerminologyModule(pool, logger);
+  // Process-local caches of stored content hear of writes made by any process (storage/change-notices.ts).
+  const notices = new ChangeNotices();
+  const terminology = createTerminologyModule(pool, logger, { notices, maxAgeMs: config.cacheMaxAgeMs });
   // Writes of an active Subscription are also checked for what would keep it from firing, and
   // required bindings only the terminology can expand are checked too (prepared by terminology.start).
   const validator = withSubscriptionChecks(terminology.wrapValidator(createValidator()));
@@ -61,15 +64,18 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     expandValueSet: terminology.expandValueSet,
     subsumedCodes: (system, code, direction, projectId) =>
       subsumedCodesSql(pool, { projects: [projectId] }, system, code, direction, 0),
+    paramsMaxAgeMs: config.cacheMaxAgeMs,
   });
+  notices.on(['SearchParameter'], (notice) => search.registry.forget(notice.projectId));
   const listeners: WriteListener[] = [];
   const repositoryDeps: RepositoryDeps = {
     pool,
     validator,
-    // Subscription writes tell the other processes at commit (PostgreSQL message bus only).
+    // Writes that caches depend on tell every process at commit (PostgreSQL message bus; with
+    // Redis the subscription module publishes them after the commit).
     indexer: config.redisUrl
       ? terminology.wrapIndexer(search.indexer)
-      : withSubscriptionInvalidation(terminology.wrapIndexer(search.indexer)),
+      : withChangeNotices(terminology.wrapIndexer(search.indexer), notices, BROADCAST_CHANNEL),
     matcher: search.matcher,
     listeners,
   };
@@ -110,6 +116,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     binaryStore,
     operations,
     listeners,
+    notices,
     // Bots act as their own membership, deliveries read as the subscription's author: access rules apply.
     memberScope: async (membership) => auth.scopeOf(await auth.authenticator.forMembership(membership)),
     mailer: auth.deps.mailer,
