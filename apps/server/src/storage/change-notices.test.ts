@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Resource } from '@hearth/core';
+import { createTestApp, type TestApp } from '../test/app.js';
+import { ChangeNotices } from './change-notices.js';
+
+const FHIR = 'application/fhir+json';
+const CONFIDENTIALITY = 'http://terminology.hl7.org/ValueSet/v3-ConfidentialityClassification';
+const NICKNAME = 'http://example.org/fhir/StructureDefinition/nickname';
+
+/** Polls `check` until it holds; fails after `timeoutMs` (generous: a loaded 2-core machine). */
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<number> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > timeoutMs) {
+      throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Date.now() - start;
+}
+
+const composition = (confidentiality: string) => ({
+  resourceType: 'Composition',
+  status: 'final',
+  type: { text: 'note' },
+  date: '2024-01-01',
+  author: [{ display: 'Dr. Who' }],
+  title: 'A note',
+  confidentiality,
+});
+
+describe('ChangeNotices', () => {
+  it('hands a notice to the caches derived from one of its types, and ignores other messages', () => {
+    const notices = new ChangeNotices();
+    const heard: string[] = [];
+    notices.on(['ValueSet', 'CodeSystem'], (n) => heard.push(`terminology ${n.projectId}`));
+    notices.on(['SearchParameter'], (n) => heard.push(`params ${n.projectId}`));
+    const versions = [
+      { resourceType: 'ValueSet', projectId: 'p1' },
+      { resourceType: 'CodeSystem', projectId: 'p1' },
+      { resourceType: 'Patient', projectId: 'p1' },
+      { resourceType: 'SearchParameter', projectId: 'p2' },
+    ] as Parameters<ChangeNotices['messagesFor']>[0];
+    const messages = notices.messagesFor(versions);
+    expect(messages).toEqual([
+      { k: 'changed', p: 'p1', t: ['ValueSet', 'CodeSystem'] },
+      { k: 'changed', p: 'p2', t: ['SearchParameter'] },
+    ]);
+    messages.forEach((m) => notices.receive(JSON.parse(JSON.stringify(m)) as Record<string, unknown>));
+    notices.receive({ k: 'ws', p: 'p1', t: ['ValueSet'] });
+    notices.receive({ k: 'changed', p: 'p3', t: ['Patient'] });
+    expect(heard).toEqual(['terminology p1', 'params p2']);
+    expect(notices.watches('Patient')).toBe(false);
+  });
+});
+
+// Two servers on one database (two processes of one deployment), each with its own caches. The
+// caches' maximum age is set far beyond the test: only the change notices can make it pass.
+describe.each([
+  ['PostgreSQL LISTEN/NOTIFY', {}],
+  ['Redis', { redisUrl: 'redis://127.0.0.1:6379' }],
+])('caches of stored content, two servers on one database (%s bus)', (_bus, busConfig) => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    const config = { cacheMaxAgeMs: 3_600_000, ...busConfig };
+    a = await createTestApp({ config });
+    b = await createTestApp({ config, db: a.db });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  /** Writes a Composition through a server: its status (201, or 400 for a code outside the binding). */
+  const postComposition = async (server: TestApp, confidentiality: string) => {
+    const res = await server.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Composition',
+      headers: { ...server.authHeaders, 'content-type': FHIR },
+      payload: JSON.stringify(composition(confidentiality)),
+    });
+    return res.statusCode;
+  };
+
+  /** Rewrites the global v3-ConfidentialityClassification value set through server A. */
+  const setConfidentialityCodes = async (codes: string[]) => {
+    const repo = a.services.systemRepo(a.services.terminology.projectId);
+    const { resource: valueSet } = await repo.readResource<
+      Resource & { compose: { include: { concept: object[] }[] } }
+    >('ValueSet', 'v3-ConfidentialityClassification');
+    expect((valueSet as { url?: string }).url).toBe(CONFIDENTIALITY);
+    valueSet.compose.include[0].concept = codes.map((code) => ({ code }));
+    await repo.updateResource(valueSet);
+  };
+
+  it('a required-binding value set changed through server A is enforced by server B', async () => {
+    // B has expanded the value set: "R" (restricted) is in it.
+    expect(await postComposition(b, 'R')).toBe(201);
+    await setConfidentialityCodes(['U', 'L', 'M', 'N', 'V']);
+    const took = await waitFor(
+      'server B refuses the removed code',
+      async () => (await postComposition(b, 'R')) === 400,
+    );
+    expect(await postComposition(b, 'N')).toBe(201);
+    // And back: the restored code is accepted again.
+    await setConfidentialityCodes(['U', 'L', 'M', 'N', 'R', 'V']);
+    await waitFor('server B accepts the restored code', async () => (await postComposition(b, 'R')) === 201);
+    console.log(`server B enforced the changed value set ${took} ms after server A's write`);
+  });
+
+  it('a SearchParameter created through server A is known to server B', async () => {
+    const strictSearch = (server: TestApp, query: string) =>
+      server.app.inject({
+        url: `/fhir/R4/Patient?${query}`,
+        headers: { ...a.authHeaders, prefer: 'handling=strict' },
+      });
+    // B has read the project's (no) parameters: nickname is unknown there.
+    expect((await strictSearch(b, 'nickname=bobby')).statusCode).toBe(400);
+    const created = await a.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/SearchParameter',
+      headers: { ...a.authHeaders, 'content-type': FHIR },
+      payload: JSON.stringify({
+        resourceType: 'SearchParameter',
+        url: `http://example.org/fhir/SearchParameter/Patient-nickname-${Date.now()}`,
+        name: 'nickname',
+        status: 'active',
+        description: 'A nickname',
+        code: 'nickname',
+        base: ['Patient'],
+        type: 'string',
+        expression: `Patient.extension('${NICKNAME}').value`,
+      }),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    await waitFor(
+      'server B knows the parameter',
+      async () => (await strictSearch(b, 'nickname=bobby')).statusCode === 200,
+    );
+    // B indexes its own writes with it.
+    const patient = await b.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Patient',
+      headers: { ...a.authHeaders, 'content-type': FHIR },
+      payload: JSON.stringify({ resourceType: 'Patient', extension: [{ url: NICKNAME, valueString: 'Bobby' }] }),
+    });
+    expect(patient.statusCode, patient.body).toBe(201);
+    const found = await strictSearch(b, 'nickname=bobby');
+    expect(found.json().entry?.map((e: { resource: { id: string } }) => e.resource.id)).toContain(patient.json().id);
+  });
+});
