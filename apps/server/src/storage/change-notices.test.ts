@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { ChangeNotices } from './change-notices.js';
+import { Repository } from './repository.js';
 
 const FHIR = 'application/fhir+json';
 const CONFIDENTIALITY = 'http://terminology.hl7.org/ValueSet/v3-ConfidentialityClassification';
@@ -28,6 +29,17 @@ const composition = (confidentiality: string) => ({
   title: 'A note',
   confidentiality,
 });
+
+/** Writes a Composition through a server: its status (201, or 400 for a code outside the binding). */
+async function postCompositionTo(server: TestApp, confidentiality: string): Promise<number> {
+  const res = await server.app.inject({
+    method: 'POST',
+    url: '/fhir/R4/Composition',
+    headers: { ...server.authHeaders, 'content-type': FHIR },
+    payload: JSON.stringify(composition(confidentiality)),
+  });
+  return res.statusCode;
+}
 
 describe('ChangeNotices', () => {
   it('hands a notice to the caches derived from one of its types, and ignores other messages', () => {
@@ -72,17 +84,6 @@ describe.each([
     await a?.close();
   });
 
-  /** Writes a Composition through a server: its status (201, or 400 for a code outside the binding). */
-  const postComposition = async (server: TestApp, confidentiality: string) => {
-    const res = await server.app.inject({
-      method: 'POST',
-      url: '/fhir/R4/Composition',
-      headers: { ...server.authHeaders, 'content-type': FHIR },
-      payload: JSON.stringify(composition(confidentiality)),
-    });
-    return res.statusCode;
-  };
-
   /** Rewrites the global v3-ConfidentialityClassification value set through server A. */
   const setConfidentialityCodes = async (codes: string[]) => {
     const repo = a.services.systemRepo(a.services.terminology.projectId);
@@ -96,16 +97,16 @@ describe.each([
 
   it('a required-binding value set changed through server A is enforced by server B', async () => {
     // B has expanded the value set: "R" (restricted) is in it.
-    expect(await postComposition(b, 'R')).toBe(201);
+    expect(await postCompositionTo(b, 'R')).toBe(201);
     await setConfidentialityCodes(['U', 'L', 'M', 'N', 'V']);
     const took = await waitFor(
       'server B refuses the removed code',
-      async () => (await postComposition(b, 'R')) === 400,
+      async () => (await postCompositionTo(b, 'R')) === 400,
     );
-    expect(await postComposition(b, 'N')).toBe(201);
+    expect(await postCompositionTo(b, 'N')).toBe(201);
     // And back: the restored code is accepted again.
     await setConfidentialityCodes(['U', 'L', 'M', 'N', 'R', 'V']);
-    await waitFor('server B accepts the restored code', async () => (await postComposition(b, 'R')) === 201);
+    await waitFor('server B accepts the restored code', async () => (await postCompositionTo(b, 'R')) === 201);
     console.log(`server B enforced the changed value set ${took} ms after server A's write`);
   });
 
@@ -148,5 +149,36 @@ describe.each([
     expect(patient.statusCode, patient.body).toBe(201);
     const found = await strictSearch(b, 'nickname=bobby');
     expect(found.json().entry?.map((e: { resource: { id: string } }) => e.resource.id)).toContain(patient.json().id);
+  });
+});
+
+describe('caches of stored content when a notice is missed', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await createTestApp();
+    b = await createTestApp({ config: { cacheMaxAgeMs: 1500 }, db: a.db });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('server B reads the required-binding value sets again within HEARTH_CACHE_MAX_AGE_MS', async () => {
+    expect(await postCompositionTo(b, 'R')).toBe(201);
+    // The write fills the terminology tables but sends no notice (as if B's bus connection were
+    // reconnecting at that moment).
+    const deps = a.services.repositoryDeps;
+    const silent = new Repository(
+      { ...deps, indexer: a.services.terminology.wrapIndexer(a.services.search.indexer) },
+      { projectId: a.services.terminology.projectId, system: true },
+    );
+    const { resource } = await silent.readResource<Resource & { compose: { include: { concept: object[] }[] } }>(
+      'ValueSet',
+      'v3-ConfidentialityClassification',
+    );
+    resource.compose.include[0].concept = ['U', 'L', 'M', 'N', 'V'].map((code) => ({ code }));
+    await silent.updateResource(resource);
+    await waitFor('server B refuses the removed code', async () => (await postCompositionTo(b, 'R')) === 400);
   });
 });
