@@ -103,6 +103,17 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     sharedProjects: () => (terminology.projectId ? [terminology.projectId] : []),
   });
   listeners.push(auth.authenticator.onWrite);
+  // A signing key added or revoked (active: false) in any process: every process reads its keys
+  // again, one reading at a time, then forgets the tokens it verified with the old set.
+  let keysRead = Promise.resolve();
+  notices.on(['JsonWebKey'], () => {
+    keysRead = keysRead
+      .then(() => auth.keys.reload())
+      .then(
+        () => auth.authenticator.invalidate(),
+        (err: unknown) => logger.warn({ err }, 'could not read the signing keys again'),
+      );
+  });
   operations.register(projectInitOperation(auth));
   const contextFor: FhirContextFactory = auth.contextFor;
   const binaryStore = new BinaryStore(join(config.dataDir, 'binary'), config.maxBinaryBytes);

@@ -182,3 +182,29 @@ describe('caches of stored content when a notice is missed', () => {
     await waitFor('server B refuses the removed code', async () => (await postCompositionTo(b, 'R')) === 400);
   });
 });
+
+describe('signing keys, two servers on one database', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await createTestApp();
+    b = await createTestApp({ db: a.db });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('a key revoked through server A no longer verifies tokens on server B', async () => {
+    const read = (server: TestApp) =>
+      server.app.inject({ url: '/fhir/R4/Patient?_count=1', headers: a.authHeaders }).then((r) => r.statusCode);
+    // B has verified the token (and keeps the verification while the token is unexpired).
+    expect(await read(b)).toBe(200);
+    const repo = a.services.systemRepo();
+    const kid = a.services.auth.keys.publicKeys().keys[0].kid!;
+    const { resource } = await repo.readResource('JsonWebKey', kid);
+    await repo.updateResource({ ...resource, active: false } as Resource);
+    await waitFor('server B refuses the token', async () => (await read(b)) === 401);
+    expect(await read(a)).toBe(401);
+  });
+});
