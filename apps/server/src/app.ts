@@ -89,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await deps.services.autoAnalyzer?.stop();
   });
+  app.addHook('onClose', async () => deps.services.terminology.stop());
   app.addHook('onResponse', async (request) => {
     if (closing) {
       request.raw.socket?.end();

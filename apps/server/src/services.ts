@@ -21,7 +21,8 @@ import { createTerminologyModule, type TerminologyModule } from './terminology/m
 import { subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './jobs/automation.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
-import { withSubscriptionInvalidation } from './subscriptions/invalidation.js';
+import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
+import { ChangeNotices, withChangeNotices } from './storage/change-notices.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { everythingOperation } from './export/everything.js';
@@ -56,7 +57,9 @@ export interface Services {
 export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
   // First: a misspelt HEARTH_BINARY_STORAGE stops the start before anything else is set up.
   const binaryStore = createBinaryStore(config, pool);
-  const terminology = createTerminologyModule(pool, logger);
+  // Process-local caches of stored content hear of writes made by any process (storage/change-notices.ts).
+  const notices = new ChangeNotices();
+  const terminology = createTerminologyModule(pool, logger, { notices, maxAgeMs: config.cacheMaxAgeMs });
   // Writes of an active Subscription are also checked for what would keep it from firing, and
   // required bindings only the terminology can expand are checked too (prepared by terminology.start).
   const validator = withSubscriptionChecks(terminology.wrapValidator(createValidator()));
@@ -68,15 +71,18 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     expandValueSet: terminology.expandValueSet,
     subsumedCodes: (system, code, direction, projectId) =>
       subsumedCodesSql(pool, { projects: [projectId] }, system, code, direction, 0),
+    paramsMaxAgeMs: config.cacheMaxAgeMs,
   });
+  notices.on(['SearchParameter'], (notice) => search.registry.forget(notice.projectId));
   const listeners: WriteListener[] = [];
   const repositoryDeps: RepositoryDeps = {
     pool,
     validator,
-    // Subscription writes tell the other processes at commit (PostgreSQL message bus only).
+    // Writes that caches depend on tell every process at commit (PostgreSQL message bus; with
+    // Redis the subscription module publishes them after the commit).
     indexer: config.redisUrl
       ? terminology.wrapIndexer(search.indexer)
-      : withSubscriptionInvalidation(terminology.wrapIndexer(search.indexer)),
+      : withChangeNotices(terminology.wrapIndexer(search.indexer), notices, BROADCAST_CHANNEL),
     matcher: search.matcher,
     listeners,
   };
@@ -104,6 +110,17 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     sharedProjects: () => (terminology.projectId ? [terminology.projectId] : []),
   });
   listeners.push(auth.authenticator.onWrite);
+  // A signing key added or revoked (active: false) in any process: every process reads its keys
+  // again, one reading at a time, then forgets the tokens it verified with the old set.
+  let keysRead = Promise.resolve();
+  notices.on(['JsonWebKey'], () => {
+    keysRead = keysRead
+      .then(() => auth.keys.reload())
+      .then(
+        () => auth.authenticator.invalidate(),
+        (err: unknown) => logger.warn({ err }, 'could not read the signing keys again'),
+      );
+  });
   operations.register(projectInitOperation(auth));
   const contextFor: FhirContextFactory = auth.contextFor;
   const automation = await createAutomation({
@@ -116,6 +133,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     binaryStore,
     operations,
     listeners,
+    notices,
     // Bots act as their own membership, deliveries read as the subscription's author: access rules apply.
     memberScope: async (membership) => auth.scopeOf(await auth.authenticator.forMembership(membership)),
     mailer: auth.deps.mailer,

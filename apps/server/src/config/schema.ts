@@ -172,6 +172,12 @@ export const configSchema = {
     5,
     'How long committed writes are gathered before their subscription evaluations are queued together. Tests widen it to crash a process with changes not yet queued.',
   ),
+  cacheMaxAgeMs: key(
+    'HEARTH_CACHE_MAX_AGE_MS',
+    'integer',
+    30_000,
+    "How long a process may keep what it cached from the database (required-binding value sets, a project's search parameters and subscriptions) without reading it again. Writes tell every process at once; this bounds a cache when a process missed that message (its bus connection was reconnecting).",
+  ),
   logLevel: key('HEARTH_LOG_LEVEL', 'string', 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
   shutdownTimeoutMs: key(
     'HEARTH_SHUTDOWN_TIMEOUT_MS',

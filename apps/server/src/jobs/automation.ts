@@ -5,6 +5,7 @@ import { OutboundPolicy } from '../platform/outbound-http.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import type { Repository, RepositoryDeps } from '../storage/repository.js';
 import type { WriteListener } from '../storage/types.js';
+import type { ChangeNotices } from '../storage/change-notices.js';
 import type { SearchModule } from '../search/service.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { createBotModule, type BotModule } from '../bots/module.js';
@@ -25,6 +26,8 @@ export interface AutomationDeps {
   binaryStore: BinaryStore;
   operations: OperationRegistry;
   listeners: WriteListener[];
+  /** Writes that process-local caches depend on, from every process (storage/change-notices.ts). */
+  notices: ChangeNotices;
   /** auth/: the access scope of a membership (policies, linked projects); without it, own project only. */
   memberScope?: MemberScopeBuilder;
   /** auth/: the SMTP mailer, for email subscriptions. */
@@ -86,8 +89,12 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     mailer: deps.mailer,
     audits,
     listeners: deps.listeners,
+    notices: deps.notices,
   });
-  // Cached scopes and secrets are dropped when what they were read from changes in this process.
+  // Cached scopes and secrets are dropped when what they were read from changes: at once in this
+  // process (the listener below), and in every other when it hears of the write (change notices).
+  deps.notices.on(['ProjectMembership', 'AccessPolicy', 'Project'], () => members.invalidate());
+  deps.notices.on(['Project'], () => bots.runner.invalidate());
   deps.listeners.push((events) => {
     const types = new Set(events.map((e) => e.version.resourceType));
     if (types.has('ProjectMembership') || types.has('AccessPolicy') || types.has('Project')) {

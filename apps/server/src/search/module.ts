@@ -18,6 +18,8 @@ export interface SearchModuleOptions {
   expandValueSet?: ValueSetExpander;
   /** Code hierarchies for token :above / :below and _filter ss / sb (the terminology module). */
   subsumedCodes?: SubsumptionLookup;
+  /** How long a project's own search parameters are kept without reading them again (HEARTH_CACHE_MAX_AGE_MS). */
+  paramsMaxAgeMs?: number;
 }
 
 /**
@@ -43,7 +45,7 @@ async function reindexAll(pool: Pool, indexer: Indexer, types?: string[], projec
 
 /** Write-time indexing, conditional matching and the search API, wired together. */
 export function createSearchModule(options: SearchModuleOptions): SearchModule {
-  const registry = new SearchParamRegistry();
+  const registry = new SearchParamRegistry(options.paramsMaxAgeMs);
   const tracker = new ReindexTracker();
   const engine = new SearchEngine({
     reindexing: (projectId, type) => tracker.has(projectId, type),

@@ -7,13 +7,10 @@ interface Entry {
   byType: Map<string, ActiveSubscription[]>;
 }
 
-/** How long a process trusts its list without hearing of a change (a missed broadcast heals by then). */
-const MAX_AGE_MS = 30_000;
-
 /**
  * The active subscriptions of each project, grouped by the resource type their criteria names,
  * kept per process. Writes of Subscription resources invalidate a project's list at once, in this
- * process (write listener) and in the others (broadcast); a list is never older than MAX_AGE_MS.
+ * process (write listener) and in the others (broadcast); a list is never older than `maxAgeMs` (HEARTH_CACHE_MAX_AGE_MS: a missed broadcast heals by then).
  * This lets the write listener skip, at no cost, every change no subscription could be about.
  */
 export class ActiveSubscriptions {
@@ -21,7 +18,10 @@ export class ActiveSubscriptions {
   private readonly loading = new Map<string, Promise<Entry>>();
   private generation = 0;
 
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly maxAgeMs = 30_000,
+  ) {}
 
   invalidate(projectId?: string): void {
     this.generation++;
@@ -46,7 +46,7 @@ export class ActiveSubscriptions {
 
   private async entry(projectId: string): Promise<Entry> {
     const cached = this.byProject.get(projectId);
-    if (cached && Date.now() - cached.loadedAt < MAX_AGE_MS) {
+    if (cached && Date.now() - cached.loadedAt < this.maxAgeMs) {
       return cached;
     }
     let pending = this.loading.get(projectId);

@@ -4,6 +4,7 @@ import type { OutboundPolicy } from '../platform/outbound-http.js';
 import type { Pool } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
 import type { ConditionalMatcher, SearchIndexer, WriteListener } from '../storage/types.js';
+import { publishAfterCommit, type ChangeNotices } from '../storage/change-notices.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MemberRepositories } from '../jobs/actor.js';
@@ -36,6 +37,8 @@ export interface SubscriptionModuleDeps {
   mailer?: Mailer;
   audits: AuditWriter;
   listeners: WriteListener[];
+  /** Writes that process-local caches depend on, heard on this module's message bus. */
+  notices: ChangeNotices;
 }
 
 export interface SubscriptionModule {
@@ -61,11 +64,18 @@ const FIRST_ATTEMPT_BUDGET_MS = 1000;
 export function createSubscriptionModule(deps: SubscriptionModuleDeps): SubscriptionModule {
   const { config, logger } = deps;
   const fhirBase = `${config.baseUrl}fhir/R4/`;
-  const active = new ActiveSubscriptions(deps.pool);
+  const active = new ActiveSubscriptions(deps.pool, config.cacheMaxAgeMs);
   // Across processes: Redis publish/subscribe when configured, else PostgreSQL LISTEN/NOTIFY.
   const broadcaster: Broadcaster = config.redisUrl
     ? new RedisBroadcaster(config.redisUrl, logger)
     : new PgBroadcaster(deps.pool, logger);
+  // The bus also carries the change notices of every process-local cache (services.ts sends them
+  // from the writing transaction on PostgreSQL; Redis hears them after the commit).
+  deps.notices.listenTo(broadcaster);
+  if (config.redisUrl) {
+    deps.listeners.push(publishAfterCommit(deps.notices, broadcaster));
+  }
+  deps.notices.on(['Subscription'], (notice) => active.invalidate(notice.projectId));
   const tokens = new BindingTokens(deps.pool);
   const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, members: deps.members, fhirBase, logger });
   const pretest = new CriteriaPretest(deps.registry, deps.pool);

@@ -41,7 +41,7 @@ const unversioned = (url: string) => url.split('|')[0];
 
 /**
  * Adds, to a validator, the required bindings that only the terminology module can expand: after
- * `prepare()` (at start, and again whenever global terminology changes) the value sets among them
+ * `prepare()` (at start, and again whenever global terminology changes, in any process) the value sets among them
  * that expand are held in memory by the binding checker, and each write's codes in those elements
  * are checked synchronously, with the core validator's issue (code-invalid, naming the element).
  * A value set that does not expand here (mimetypes, currencies, UCUM…) is not checked.
@@ -148,7 +148,7 @@ export function withTerminologyBindings(
     },
     async prepare() {
       const urls = [...candidates];
-      await bindings.preload(urls.map(unversioned));
+      await bindings.refresh(urls.map(unversioned));
       // A value set is checked when it expanded: a probe answers true/false rather than undefined.
       active = new Set(
         urls.filter((url) => bindings.validateCodeCached(unversioned(url), undefined, '') !== undefined),

@@ -2,13 +2,14 @@ import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import type { RepositoryDeps } from '../storage/repository.js';
 import type { ResourceValidator, SearchIndexer } from '../storage/types.js';
+import type { ChangeNotices } from '../storage/change-notices.js';
 import type { FastifyInstance } from 'fastify';
 import type { FhirContextFactory } from '../fhir/context-factory.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import { expandForSearch } from './api.js';
 import { withTerminologyBindings } from './binding-validator.js';
 import { createBindingChecker, type BindingChecker } from './bindings.js';
-import { withTerminologyIndexing } from './indexer.js';
+import { TERMINOLOGY_RESOURCE_TYPES, withTerminologyIndexing } from './indexer.js';
 import { loadR4Terminology, type LoadResult } from './loader.js';
 import { expandOperation } from './operations/expand.js';
 import { importOperation } from './operations/import.js';
@@ -43,42 +44,75 @@ export interface TerminologyModule {
   bindings: BindingChecker;
   /** Value set expansion for search's `:in` / `:not-in` (its `expandValueSet` option). */
   expandValueSet(url: string, projectId: string): Promise<{ system?: string; code: string }[]>;
+  /** Stops re-reading the binding checks' value sets (the server is closing). */
+  stop(): void;
   /** HTTP routes for streamed $import bodies; register under the FHIR base prefix (app.ts). */
   routes(app: FastifyInstance, contextFor: FhirContextFactory): Promise<void>;
 }
 
-export function createTerminologyModule(pool: Pool, logger: Logger): TerminologyModule {
+export interface TerminologyModuleOptions {
+  /** Writes of global terminology in any process (storage/change-notices.ts); without it, this process's only. */
+  notices?: ChangeNotices;
+  /** How long the binding checks may go without reading their value sets again (HEARTH_CACHE_MAX_AGE_MS). */
+  maxAgeMs?: number;
+}
+
+export function createTerminologyModule(
+  pool: Pool,
+  logger: Logger,
+  options: TerminologyModuleOptions = {},
+): TerminologyModule {
+  const maxAgeMs = options.maxAgeMs ?? 30_000;
   const globalProjects = new Set<string>();
   let terminologyProjectId = '';
-  const bindings = createBindingChecker(pool);
+  const bindings = createBindingChecker(pool, maxAgeMs);
   const deps = { pool, logger };
   const importOp = importOperation(deps);
   const validators: { prepare(): Promise<void> }[] = [];
   /** Expansions read fresh (not from a cache filled before a write committed), then the checks. */
   const prepareValidators = async (): Promise<void> => {
-    bindings.clear();
     await Promise.all(validators.map((v) => v.prepare())).catch((err: unknown) =>
       logger.error({ err }, 'could not prepare the terminology binding checks'),
     );
   };
-  // After start, a write to global terminology prepares the checks again, once the writes of the
-  // moment are committed (debounced: the hook runs inside the writing transaction).
+  // One preparation at a time; a request while one runs starts another after it (the running one
+  // may have read the value sets before the write that asked committed).
+  let running: Promise<void> | undefined;
+  let again = false;
+  const prepareSoon = (): void => {
+    if (!started || validators.length === 0) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await prepareValidators();
+      } while (again);
+      running = undefined;
+    })();
+  };
+  // A write in this process is heard inside its transaction: prepared again once the writes of the
+  // moment are committed (debounced). Every process hears it at its commit through the notices.
   let started = false;
   let pending: NodeJS.Timeout | undefined;
-  const schedulePrepare = () => {
+  const prepareAfterCommit = () => {
     if (!started || validators.length === 0) return;
     clearTimeout(pending);
-    pending = setTimeout(() => void prepareValidators(), 500);
+    pending = setTimeout(prepareSoon, 500);
     pending.unref();
   };
+  options.notices?.on([...TERMINOLOGY_RESOURCE_TYPES], (notice) => {
+    if (globalProjects.has(notice.projectId)) prepareSoon();
+  });
+  // A missed notice (the bus connection was reconnecting) is healed within maxAgeMs.
+  const safetyNet = setInterval(prepareSoon, maxAgeMs);
+  safetyNet.unref();
   return {
     bindings,
     // Global terminology changed: the cached expansions go, and the binding checks are prepared again.
-    wrapIndexer: (inner) =>
-      withTerminologyIndexing(inner, globalProjects, () => {
-        bindings.clear();
-        schedulePrepare();
-      }),
+    wrapIndexer: (inner) => withTerminologyIndexing(inner, globalProjects, prepareAfterCommit),
     wrapValidator(inner) {
       const validator = withTerminologyBindings(inner, bindings);
       validators.push(validator);
@@ -96,6 +130,11 @@ export function createTerminologyModule(pool: Pool, logger: Logger): Terminology
       await prepareValidators();
       started = true;
       return result;
+    },
+    stop() {
+      clearInterval(safetyNet);
+      clearTimeout(pending);
+      started = false;
     },
     expandValueSet: (url, projectId) => expandForSearch(pool, { projects: [projectId] }, url),
     routes: (app, contextFor) => terminologyRoutes(app, { contextFor, importOperation: importOp }),

@@ -48,3 +48,30 @@ describe('SearchParamRegistry', () => {
     expect(registry.get('Patient', 'nickname', 'p2')).toBeUndefined();
   });
 });
+
+describe('SearchParamRegistry.forget', () => {
+  it('makes the next use read again, also when it came while a read was under way', async () => {
+    const stored = [param('nickname')];
+    const { db, reads } = fakeDb(stored);
+    const registry = new SearchParamRegistry(3_600_000);
+    await registry.ensure(db, 'p1');
+    // Another process adds one and says so: read again at once, within the max age.
+    stored.push(param('shoe-size'));
+    registry.forget('p1');
+    await registry.ensure(db, 'p1');
+    expect(reads()).toBe(2);
+    expect(registry.get('Patient', 'shoe-size', 'p1')?.type).toBe('string');
+    // A notice heard while a read is in flight: that read may predate the change, so it is not trusted.
+    const slow = {
+      query: async (...args: unknown[]) => {
+        registry.forget('p1');
+        return (db.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    } as unknown as Queryable;
+    await registry.ensure(slow, 'p1', Date.now() + 3_600_000);
+    await registry.ensure(db, 'p1');
+    expect(reads()).toBe(4);
+    await registry.ensure(db, 'p1');
+    expect(reads()).toBe(4);
+  });
+});

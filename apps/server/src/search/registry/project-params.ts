@@ -4,7 +4,7 @@ import { addParams, baseParams, baseSearchParameters, type ParamsByType } from '
 
 const EMPTY = new Map<string, ParamDef>();
 
-/** How long a project's own parameters are trusted before they are re-read. */
+/** How long a project's own parameters are trusted before they are re-read (by default). */
 export const RELOAD_AFTER_MS = 30_000;
 
 /**
@@ -12,33 +12,48 @@ export const RELOAD_AFTER_MS = 30_000;
  * SearchParameter resources a project created (hl7.org/fhir/R4/searchparameter.html), which
  * override a base parameter of the same code for that project only.
  * Projects' own definitions are cached in memory; this process reloads a project's after a
- * SearchParameter write, and every process re-reads a project's at its first search after
- * RELOAD_AFTER_MS (so a parameter created through another process, or one whose write rolled
- * back, is seen within that time).
+ * SearchParameter write, every process re-reads a project's after `forget` (a SearchParameter
+ * write in any process: services.ts wires the change notices), and at its first search after
+ * `maxAgeMs` (HEARTH_CACHE_MAX_AGE_MS: a missed notice, or a write that rolled back).
  */
 export class SearchParamRegistry {
   private readonly overlays = new Map<string, ParamsByType>();
   private readonly merged = new Map<string, Map<string, ParamDef>>();
   /** When each project's parameters were last read (Date.now()). */
   private readonly loaded = new Map<string, number>();
+  /** Bumped by forget: a read begun before it does not count as fresh. */
+  private generation = 0;
   private baseUrls?: Set<string>;
 
-  /** Loads a project's own parameters when this process has not read them for RELOAD_AFTER_MS. */
+  constructor(private readonly maxAgeMs = RELOAD_AFTER_MS) {}
+
+  /** Loads a project's own parameters when this process has not read them for maxAgeMs. */
   async ensure(db: Queryable, projectId: string, now = Date.now()): Promise<void> {
     const at = this.loaded.get(projectId);
-    if (at === undefined || now - at >= RELOAD_AFTER_MS) {
+    if (at === undefined || now - at >= this.maxAgeMs) {
       await this.reload(db, projectId, now);
     }
+  }
+
+  /** The project's parameters changed (in some process): re-read them before their next use. */
+  forget(projectId: string): void {
+    this.generation++;
+    this.loaded.delete(projectId);
   }
 
   /** Re-reads one project's SearchParameter resources. Returns the resource types they apply to. */
   async reload(db: Queryable, projectId: string, now = Date.now()): Promise<Set<string>> {
     const before = this.overlays.get(projectId);
     this.loaded.set(projectId, now);
+    const started = this.generation;
     const result = await db.query<{ content: string }>(
       `SELECT content FROM "SearchParameter" WHERE project_id = $1 AND deleted = false`,
       [projectId],
     );
+    if (started !== this.generation) {
+      // Forgotten while reading: what was read may predate the change; the next use reads again.
+      this.loaded.delete(projectId);
+    }
     this.baseUrls ??= new Set(baseSearchParameters().map((p) => p.url ?? ''));
     const own = result.rows
       .map((r) => JSON.parse(r.content) as SearchParameterResource)
