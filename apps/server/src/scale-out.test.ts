@@ -9,7 +9,7 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bundle, Resource } from '@hearth/core';
-import { createEmptyDatabase, type TestDatabase } from './test/db.js';
+import { createTestDatabase, type TestDatabase } from './test/db.js';
 import {
   buildServerBundle,
   logLines,
@@ -44,7 +44,7 @@ let token: string;
 
 beforeAll(async () => {
   bundle = buildServerBundle('scale-out');
-  db = await createEmptyDatabase();
+  db = await createTestDatabase({ empty: true });
   cleanups.push(() => db.drop());
   receiver = await startReceiver();
   cleanups.push(() => receiver.close());

@@ -15,7 +15,7 @@ function withDatabase(url: string, database: string): string {
 
 /**
  * A fresh, migrated database of its own (a clone of the run's template), for one test file;
- * `empty`: one with no tables at all (for tests of the migrations themselves).
+ * `empty`: one with no tables at all, as a first start finds it (tests of the migrations, or of first start).
  */
 export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
@@ -28,35 +28,6 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name} TEMPLATE ${options.empty ? 'template0' : template}`);
-  } finally {
-    await admin.end();
-  }
-  return {
-    url: withDatabase(adminUrl, name),
-    async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await c.end();
-      }
-    },
-  };
-}
-
-/**
- * An empty database (no migrations, no terminology), as a first start finds it; for tests of what
- * server processes do on their own at first start.
- */
-export async function createEmptyDatabase(): Promise<TestDatabase> {
-  const adminUrl = inject('pgAdminUrl');
-  const run = inject('pgTemplate').replace(/^hearth_tpl_/, '');
-  const name = `hearth_t_${run}_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
