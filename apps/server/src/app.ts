@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyBodyParser, type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import websocket from '@fastify/websocket';
 import { randomUUID } from 'node:crypto';
@@ -98,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Bodies: JSON types parsed with depth and prototype checks; forms as text; anything else raw (Binary).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (req, body, done) => {
+  const jsonParser: FastifyBodyParser<string> = (req, body, done) => {
     try {
       done(
         null,
@@ -107,17 +107,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     } catch (err) {
       done(err as Error, undefined);
     }
-  });
-  app.addContentTypeParser(/^[a-z]+\/[a-z0-9.+-]*json$/i, { parseAs: 'string' }, (req, body, done) => {
-    try {
-      done(
-        null,
-        bodilessRequest(req.method, body as string) ? undefined : parseJsonBody(body as string, config.maxJsonDepth),
-      );
-    } catch (err) {
-      done(err as Error, undefined);
-    }
-  });
+  };
+  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, jsonParser);
+  app.addContentTypeParser(/^[a-z]+\/[a-z0-9.+-]*json$/i, { parseAs: 'string' }, jsonParser);
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     try {
       done(null, parseFormBody(body as string));

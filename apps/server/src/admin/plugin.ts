@@ -1,9 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { badRequest, fail, forbiddenWith, isValidId, notFoundWith, type Reference, type Resource } from '@hearth/core';
+import {
+  badRequest,
+  fail,
+  forbiddenWith,
+  isValidId,
+  notFoundWith,
+  type ProjectSetting,
+  type Reference,
+  type Resource,
+} from '@hearth/core';
 import type { AuthModule } from '../auth/module.js';
 import { createClient, createMembership, referenceTo } from '../auth/projects.js';
 import { findProjectMemberships, readByReference } from '../auth/store.js';
-import type { Project, ProjectMembership, ProjectSetting } from '../auth/types.js';
+import type { Project, ProjectMembership } from '../auth/types.js';
 import { requireProjectAdmin } from './access.js';
 import { invite, parseInvite } from './invite.js';
 import { superAdminRoutes, type SuperAdminDeps } from './super.js';
@@ -140,7 +149,8 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     return reply.code(200).send(result.membership);
   });
 
-  app.post('/admin/projects/:projectId/client', async (request: P<{ projectId: string }>, reply) => {
+  /** A new client or bot: the caller administers the project; a name, and a policy of that project if any. */
+  const namedAgent = async (request: P<{ projectId: string }>) => {
     const { project } = await requireProjectAdmin(auth, request, request.params.projectId);
     const b = body(request);
     if (typeof b.name !== 'string' || !b.name.trim()) {
@@ -148,12 +158,17 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     }
     const accessPolicy = optionalReference(b.accessPolicy, 'accessPolicy', 'AccessPolicy');
     await checkPolicy(auth, project.id as string, accessPolicy);
+    return { project, b, name: b.name.trim(), accessPolicy };
+  };
+
+  app.post('/admin/projects/:projectId/client', async (request: P<{ projectId: string }>, reply) => {
+    const { project, b, name, accessPolicy } = await namedAgent(request);
     const redirectUri = typeof b.redirectUri === 'string' ? b.redirectUri : undefined;
     if (redirectUri && !/^[a-z][a-z0-9+.-]*:\/\//i.test(redirectUri)) {
       fail(badRequest('redirectUri must be an absolute URI', 'redirectUri'));
     }
     const { client } = await createClient(deps, project.id as string, {
-      name: b.name.trim(),
+      name,
       description: typeof b.description === 'string' ? b.description : undefined,
       redirectUri,
       jwksUri: typeof b.jwksUri === 'string' ? b.jwksUri : undefined,
@@ -163,18 +178,12 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   });
 
   app.post('/admin/projects/:projectId/bot', async (request: P<{ projectId: string }>, reply) => {
-    const { project } = await requireProjectAdmin(auth, request, request.params.projectId);
-    const b = body(request);
-    if (typeof b.name !== 'string' || !b.name.trim()) {
-      fail(badRequest('name is required', 'name'));
-    }
-    const accessPolicy = optionalReference(b.accessPolicy, 'accessPolicy', 'AccessPolicy');
-    await checkPolicy(auth, project.id as string, accessPolicy);
+    const { project, b, name, accessPolicy } = await namedAgent(request);
     const projectId = project.id as string;
     const bot = (
       await deps.systemRepo(projectId).createResource({
         resourceType: 'Bot',
-        name: b.name.trim(),
+        name,
         ...(typeof b.description === 'string' ? { description: b.description } : {}),
         runtimeVersion: typeof b.runtimeVersion === 'string' ? b.runtimeVersion : 'vmcontext',
       })

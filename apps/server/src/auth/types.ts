@@ -1,17 +1,9 @@
-import type { Reference, Resource } from '@hearth/core';
+import type { ProjectSetting, Reference, Resource } from '@hearth/core';
 
 /**
  * The platform resources auth reads and writes, with the field names of the platform the spec
  * describes (packages/definitions holds their StructureDefinitions). Only the fields used here.
  */
-export interface ProjectSetting {
-  name: string;
-  valueString?: string;
-  valueBoolean?: boolean;
-  valueDecimal?: number;
-  valueInteger?: number;
-}
-
 export interface Project extends Resource {
   resourceType: 'Project';
   name?: string;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, fail, type Bot, type Reference, type Resource } from '@hearth/core';
+import { badRequest, fail, type Bot, type ProjectSetting, type Reference, type Resource } from '@hearth/core';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../platform/logger.js';
 import type { OutboundPolicy } from '../platform/outbound-http.js';
@@ -12,15 +12,6 @@ import { TtlCache } from '../jobs/ttl-cache.js';
 import { createHostCall } from './bridge.js';
 import { binaryIdOf, readAttachmentText, toSandboxScript } from './code.js';
 import type { BotSandbox, LogLine } from './sandbox.js';
-
-/** A project setting or secret as Project.secret holds it. */
-export interface ProjectSetting {
-  name: string;
-  valueString?: string;
-  valueBoolean?: boolean;
-  valueDecimal?: number;
-  valueInteger?: number;
-}
 
 /** The second argument of a bot's handler (the spec's BotEvent). */
 export interface BotEvent {

@@ -9,6 +9,23 @@ const MAX_PAYLOAD = 7900;
 
 export type BroadcastHandler = (message: Record<string, unknown>) => void;
 
+/** Hands a received payload to every handler; a payload that is not JSON, or a handler that throws, is passed over. */
+export function dispatchBroadcast(payload: string, handlers: BroadcastHandler[], logger: Logger): void {
+  let message: Record<string, unknown>;
+  try {
+    message = JSON.parse(payload) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  for (const handler of handlers) {
+    try {
+      handler(message);
+    } catch (err) {
+      logger.warn({ err }, 'broadcast handler failed');
+    }
+  }
+}
+
 /** Messages to every server process: websocket notifications and cache invalidations. */
 export interface Broadcaster {
   onMessage(handler: BroadcastHandler): void;
@@ -52,21 +69,8 @@ export class PgBroadcaster implements Broadcaster {
       client = await this.pool.connect();
       const connected = client;
       client.on('notification', (msg) => {
-        if (msg.channel !== BROADCAST_CHANNEL || !msg.payload) {
-          return;
-        }
-        let message: Record<string, unknown>;
-        try {
-          message = JSON.parse(msg.payload) as Record<string, unknown>;
-        } catch {
-          return;
-        }
-        for (const handler of this.handlers) {
-          try {
-            handler(message);
-          } catch (err) {
-            this.logger.warn({ err }, 'broadcast handler failed');
-          }
+        if (msg.channel === BROADCAST_CHANNEL && msg.payload) {
+          dispatchBroadcast(msg.payload, this.handlers, this.logger);
         }
       });
       client.on('error', (err) => {

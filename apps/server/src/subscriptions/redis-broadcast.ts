@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../platform/logger.js';
-import { BROADCAST_CHANNEL, type BroadcastHandler, type Broadcaster } from './broadcast.js';
+import { BROADCAST_CHANNEL, dispatchBroadcast, type BroadcastHandler, type Broadcaster } from './broadcast.js';
 
 /**
  * The broadcaster over Redis publish/subscribe, used when HEARTH_REDIS_URL is set (as the rate
@@ -24,21 +24,8 @@ export class RedisBroadcaster implements Broadcaster {
       connection.on('error', (err: Error) => this.logger.warn({ err }, 'broadcast (Redis) connection error'));
     }
     this.subscriber.on('message', (channel: string, payload: string) => {
-      if (channel !== BROADCAST_CHANNEL) {
-        return;
-      }
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse(payload) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      for (const handler of this.handlers) {
-        try {
-          handler(message);
-        } catch (err) {
-          this.logger.warn({ err }, 'broadcast handler failed');
-        }
+      if (channel === BROADCAST_CHANNEL) {
+        dispatchBroadcast(payload, this.handlers, this.logger);
       }
     });
   }

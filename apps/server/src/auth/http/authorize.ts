@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, fail, forbiddenWith, isValidId, OperationOutcomeError, type Resource } from '@hearth/core';
 import type { AuthModule } from '../module.js';
-import { auditLogin } from '../audit.js';
-import { assertNotLocked, recordFailure, recordSuccess } from '../brute-force.js';
+import { assertNotLocked } from '../brute-force.js';
+import { checkPasswordSignIn } from '../password-sign-in.js';
 import {
   chooseMembershipById,
   loadClient,
@@ -12,8 +12,7 @@ import {
   type LoginParams,
   type LoginResponse,
 } from '../login-flow.js';
-import { verifyPassword } from '../passwords.js';
-import { findUserByEmail, readByReference } from '../store.js';
+import { readByReference } from '../store.js';
 import type { ClientApplication, Login, Project, User } from '../types.js';
 import { requestInfo } from './common.js';
 import {
@@ -214,21 +213,15 @@ export async function authorizeRoutes(app: FastifyInstance, auth: AuthModule): P
     } catch (err) {
       return sendHtml(reply, 429, signInPage(client, fields, (err as Error).message), fields.redirect_uri);
     }
-    const user = email ? await findUserByEmail(deps.pool, email) : undefined;
-    if (!(await verifyPassword(fields.password ?? '', user?.passwordHash))) {
-      await recordFailure(deps, email);
-      await auditLogin(deps, {
-        outcome: 'failure',
-        email,
-        userId: user?.id,
-        method: 'authorize',
-        reason: 'invalid password',
-        ...info,
-      });
+    const user = await checkPasswordSignIn(deps, {
+      email,
+      password: fields.password ?? '',
+      method: 'authorize',
+      info,
+    });
+    if (!user) {
       return sendHtml(reply, 400, signInPage(client, fields, 'Email or password is invalid'), fields.redirect_uri);
     }
-    await recordSuccess(deps, email);
-    await auditLogin(deps, { outcome: 'success', email, userId: user?.id, method: 'authorize', ...info });
     const params: LoginParams = {
       clientId: client.id,
       redirectUri: fields.redirect_uri,

@@ -1,13 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, fail, isValidId, notFoundWith, type Resource } from '@hearth/core';
 import type { AuthModule } from '../module.js';
-import { auditLogin } from '../audit.js';
-import { assertNotLocked, recordFailure, recordSuccess } from '../brute-force.js';
+import { assertNotLocked } from '../brute-force.js';
+import { checkPasswordSignIn } from '../password-sign-in.js';
 import { checkLoginParams, chooseMembershipById, loadClient, readPendingLogin, startLogin } from '../login-flow.js';
-import { verifyPassword } from '../passwords.js';
 import { normalizeEmail } from '../projects.js';
 import { usesExternalSignIn } from '../external-idp.js';
-import { findDomainConfiguration, findUserByEmail, readByReference } from '../store.js';
+import { findDomainConfiguration, readByReference } from '../store.js';
 import type { ClientApplication, Login, User } from '../types.js';
 import { loginParams, objectBody, requestInfo, requiredString, sendNoStore } from './common.js';
 
@@ -24,23 +23,18 @@ export async function loginRoutes(app: FastifyInstance, auth: AuthModule): Promi
     const client = await loadClient(deps, params.clientId);
     checkLoginParams(params, client);
     await assertNotLocked(deps, email);
-    const user = await findUserByEmail(deps.pool, email, params.projectId);
     const info = requestInfo(request);
-    if (!(await verifyPassword(password, user?.passwordHash))) {
-      await recordFailure(deps, email);
-      await auditLogin(deps, {
-        outcome: 'failure',
-        email,
-        userId: user?.id,
-        method: 'password',
-        reason: 'invalid password',
-        ...info,
-      });
+    const user = await checkPasswordSignIn(deps, {
+      email,
+      password,
+      projectId: params.projectId,
+      method: 'password',
+      info,
+    });
+    if (!user) {
       fail(badRequest('Email or password is invalid'));
     }
-    await recordSuccess(deps, email);
-    await auditLogin(deps, { outcome: 'success', email, userId: user?.id, method: 'password', ...info });
-    const result = await startLogin(deps, { user: user as User, authMethod: 'password', params, client, info });
+    const result = await startLogin(deps, { user, authMethod: 'password', params, client, info });
     return sendNoStore(reply, 200, result);
   });
 
