@@ -97,7 +97,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   const operations = new OperationRegistry();
   operations.register(validateOperation(validator));
   terminology.registerOperations(operations);
-  const graphql = createGraphqlModule({ config, search: search.service, logger });
+  const graphql = createGraphqlModule({ config, search: search.service, params: search.registry, logger });
   graphql.registerOperations(operations);
   const auth = await createAuthModule({
     config,
