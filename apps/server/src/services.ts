@@ -4,12 +4,12 @@ import type { Pool } from './platform/postgres.js';
 import { Repository, type RepositoryDeps } from './storage/repository.js';
 import type { RepositoryScope, ResourceValidator, WriteListener } from './storage/types.js';
 import { OperationRegistry } from './fhir/operations/registry.js';
-import type { ElementShaper } from './fhir/elements.js';
+import type { ElementShaper } from './resources/elements.js';
 import type { FhirContextFactory } from './fhir/context-factory.js';
 import type { SearchModule } from './search/service.js';
 import { createSearchModule } from './search/module.js';
-import { createValidator, createShaper } from './fhir/definitions.js';
-import { shapeResource } from './fhir/elements.js';
+import { createValidator, createShaper } from './resources/definitions.js';
+import { shapeResource } from './resources/elements.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
 import { validateOperation } from './fhir/operations/validate.js';
 import { AutoAnalyzer } from './storage/auto-analyze.js';
@@ -19,7 +19,7 @@ import { PostgresBinaryStore } from './storage/postgres-binary-store.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 import { subsumedCodesSql } from './terminology/api.js';
-import { createAutomation, type Automation } from './jobs/automation.js';
+import { createAutomation, type Automation } from './automation/module.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
 import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
 import { ChangeNotices, withChangeNotices } from './storage/change-notices.js';
@@ -97,7 +97,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   const operations = new OperationRegistry();
   operations.register(validateOperation(validator));
   terminology.registerOperations(operations);
-  const graphql = createGraphqlModule({ config, search: search.service, logger });
+  const graphql = createGraphqlModule({ config, search: search.service, params: search.registry, logger });
   graphql.registerOperations(operations);
   const auth = await createAuthModule({
     config,

@@ -1,8 +1,8 @@
 import { badRequest, fail, type Resource } from '@hearth/core';
 import type { Repository } from '../storage/repository.js';
 import type { SearchService } from '../search/service.js';
-import { historyBundleText } from '../fhir/interactions/history.js';
-import { patchResource } from '../fhir/patch/apply.js';
+import { historyBundleText } from '../resources/history.js';
+import { patchResource } from '../resources/patch/apply.js';
 import { outboundRequest, type OutboundPolicy } from '../platform/outbound-http.js';
 import type { HostCall } from './sandbox.js';
 

@@ -3,7 +3,7 @@ import { transform, type Message } from 'esbuild';
 import { badRequest, fail, notFoundWith, type Attachment, type Resource } from '@hearth/core';
 import type { BinaryStore } from '../storage/binary-store.js';
 import type { Repository } from '../storage/repository.js';
-import { storageKeyOf, withStorageKey } from '../fhir/binary/storage-key.js';
+import { storageKeyOf, withStorageKey } from '../storage/binary-key.js';
 
 /** The module format bots are written in and stored as (the spec's Bot executableCode). */
 export const BOT_CODE_CONTENT_TYPE = 'application/javascript';

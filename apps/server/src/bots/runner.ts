@@ -8,7 +8,7 @@ import type { Repository } from '../storage/repository.js';
 import type { SearchService } from '../search/service.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import type { AuditWriter } from './audit.js';
-import { TtlCache } from '../jobs/ttl-cache.js';
+import { TtlCache } from '../platform/ttl-cache.js';
 import { createHostCall } from './bridge.js';
 import { binaryIdOf, readAttachmentText, toSandboxScript } from './code.js';
 import type { BotSandbox, LogLine } from './sandbox.js';

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, fail, forbiddenWith, type Resource } from '@hearth/core';
 import { ctx } from '../fhir/context.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
-import { withStorageKey } from '../fhir/binary/storage-key.js';
+import { withStorageKey } from '../storage/binary-key.js';
 import { prefersAsync, type AsyncJobContext, type AsyncJobs } from '../jobs/async-job.js';
 import { compartmentMemberTypes } from '../search/compartments.js';
 import { resourceTypes } from '../search/resource-types.js';

@@ -13,7 +13,7 @@ import { binaryRoutes } from './binary/routes.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import { createCapabilityStatement, type CapabilitySearchParam } from './capability.js';
 import { HEARTH_VERSION } from '../version.js';
-import type { ElementShaper } from './elements.js';
+import type { ElementShaper } from '../resources/elements.js';
 import type { OperationRegistry } from './operations/registry.js';
 import type { SearchService } from '../search/service.js';
 import { responseShape, sendJsonText } from '../http/fhir-reply.js';

@@ -44,7 +44,7 @@ const MAX_TOKENS = 50_000;
 /**
  * Answers of introspection-only queries, per schema: they are the same for every caller and
  * large (GraphiQL's introspection of the whole schema is about 17 MB and seconds of CPU), so
- * each distinct query is answered once per process.
+ * each distinct query is answered once per schema.
  */
 const introspectionCache = new WeakMap<GraphQLSchema, Map<string, string>>();
 const MAX_CACHED_INTROSPECTIONS = 16;

@@ -5,13 +5,16 @@ import type { Config } from '../config/schema.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { Logger } from '../platform/logger.js';
 import type { SearchService } from '../search/service.js';
+import type { SearchParamRegistry } from '../search/registry/project-params.js';
 import { graphiqlRoutes } from './graphiql.js';
 import { graphqlOperation } from './operation.js';
-import { fhirGraphqlSchemas, type FhirGraphqlSchemas } from './schema.js';
+import { fhirGraphqlSchemasOnce, type FhirGraphqlSchemas } from './schema.js';
 
 export interface GraphqlModuleDeps {
   config: Config;
   search: SearchService;
+  /** The search parameters: the schema's search arguments are the base ones. */
+  params: SearchParamRegistry;
   logger?: Logger;
 }
 
@@ -21,12 +24,13 @@ export interface GraphqlModule {
   registerOperations(registry: OperationRegistry): void;
   /** HTTP routes outside the FHIR plugin (`$graphiql`, a redirect to the app's GraphiQL); register under the FHIR base prefix. */
   routes(app: FastifyInstance): Promise<void>;
-  /** The schemas, built on first call and shared by the process. */
+  /** The schemas, built on first call and kept by this module. */
   schemas(): FhirGraphqlSchemas;
 }
 
 export function createGraphqlModule(deps: GraphqlModuleDeps): GraphqlModule {
   const { config } = deps;
+  const fhirGraphqlSchemas = fhirGraphqlSchemasOnce(deps.params);
   return {
     registerOperations(registry) {
       registry.register(
@@ -48,7 +52,7 @@ export function createGraphqlModule(deps: GraphqlModuleDeps): GraphqlModule {
         const appUrl = config.appBaseUrl || findAppDist() ? appBaseUrl(config) : undefined;
         await graphiqlRoutes(app, { appUrl });
       }
-      // The schema is built once per process at start-up, once the server listens (so that it
+      // The schema is built once at start-up, once the server listens (so that it
       // does not delay start-up, and apps that never listen, like most tests, never build it).
       app.addHook('onListen', async () => {
         setImmediate(() => {

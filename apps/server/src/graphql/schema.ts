@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import { getSchema, isResourceType } from '@hearth/definitions';
 import { getAllResourceTypes } from '@hearth/definitions';
-import { SearchParamRegistry } from '../search/registry/project-params.js';
+import type { SearchParamRegistry } from '../search/registry/project-params.js';
 import type { GraphqlContext } from './context.js';
 import { recordSlices } from './directives.js';
 import { createMutation, deleteMutation, updateMutation } from './mutations.js';
@@ -131,9 +131,9 @@ function toArguments(config: GraphQLFieldConfigArgumentMap): GraphQLArgument[] {
   }));
 }
 
-/** Builds the schemas from the type schema and the base search parameters. */
-export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
-  const catalog = new SearchArgCatalog(new SearchParamRegistry());
+/** Builds the schemas from the type schema and the base search parameters (of `params`). */
+export function buildFhirGraphqlSchemas(params: SearchParamRegistry): FhirGraphqlSchemas {
+  const catalog = new SearchArgCatalog(params);
   const stored = new Set(getAllResourceTypes());
   const resourceTypes = getAllResourceTypes().filter((t) => isResourceType(t) && stored.has(t));
   const sourcesOf = referrers(catalog, resourceTypes);
@@ -285,13 +285,11 @@ export function buildFhirGraphqlSchemas(): FhirGraphqlSchemas {
   };
 }
 
-let built: FhirGraphqlSchemas | undefined;
-
 /**
- * The schemas, built once per process: they depend only on the type schema and the base search
- * parameters, which are the same for every project and every app in the process.
+ * The schemas, built on the first call and then kept by the GraphQL module that made this: they
+ * depend only on the type schema and the base search parameters, the same for every project.
  */
-export function fhirGraphqlSchemas(): FhirGraphqlSchemas {
-  built ??= buildFhirGraphqlSchemas();
-  return built;
+export function fhirGraphqlSchemasOnce(params: SearchParamRegistry): () => FhirGraphqlSchemas {
+  let built: FhirGraphqlSchemas | undefined;
+  return () => (built ??= buildFhirGraphqlSchemas(params));
 }

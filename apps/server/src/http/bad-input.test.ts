@@ -8,7 +8,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODIFIER_OPERATORS, type SearchParamType } from '@hearth/core';
 import { getR4ResourceTypes } from '@hearth/definitions';
-import { baseParams } from '../search/registry/registry.js';
+import { BaseSearchParams } from '../search/registry/registry.js';
 import { createTestApp, type TestApp } from '../test/app.js';
 
 let t: TestApp;
@@ -504,7 +504,7 @@ interface ParamCase {
  * Observation, then on every R4 type in order), and the resource-level ones (_id, _lastUpdated...).
  */
 function representativeParams(): { typed: ParamCase[]; common: ParamCase[] } {
-  const params = baseParams();
+  const params = new BaseSearchParams().byType();
   const order = ['Patient', 'Observation', ...getR4ResourceTypes()];
   const typed = PARAM_TYPES.map((type) => {
     for (const resourceType of order) {

@@ -1,15 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, type OperationOutcome, type Resource } from '@hearth/core';
+import type { ResponseShape } from '../resources/elements.js';
 
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 
-/** Query parameters that shape any FHIR response. */
-export interface ResponseShape {
-  pretty: boolean;
-  summary?: string;
-  elements?: string[];
-}
-
+/** The query parameters that shape any FHIR response. */
 export function responseShape(request: FastifyRequest): ResponseShape {
   const q = request.query as Record<string, string | string[] | undefined>;
   const first = (name: string): string | undefined => {

@@ -3,7 +3,7 @@ import type { Queryable } from '../platform/postgres.js';
 import { Repository, type RepositoryDeps } from '../storage/repository.js';
 import { parseStored } from '../storage/serialize.js';
 import type { RepositoryScope } from '../storage/types.js';
-import { TtlCache } from './ttl-cache.js';
+import { TtlCache } from '../platform/ttl-cache.js';
 
 /**
  * Repositories acting as a project member, for work done on a member's behalf outside any request:

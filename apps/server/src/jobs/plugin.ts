@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FhirContextFactory } from '../fhir/context-factory.js';
 import { assertIdParam } from '../fhir/context.js';
-import type { Automation } from './automation.js';
+import type { Automation } from '../automation/module.js';
 
 export interface AutomationPluginOptions {
   automation: Automation;

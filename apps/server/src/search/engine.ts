@@ -26,7 +26,7 @@ import type { SearchInput, SearchService } from './service.js';
 export const DEFAULT_COUNT = 20;
 export const MAX_COUNT = 1000;
 
-/** Applies _summary / _elements to one resource (fhir/elements.ts shapeResource, injected). */
+/** Applies _summary / _elements to one resource (resources/elements.ts shapeResource, injected). */
 export type ResourceShaper = (resource: Resource, summary?: string, elements?: string[]) => Resource;
 
 export interface SearchEngineOptions {

@@ -1,6 +1,5 @@
 import type { Queryable } from '../platform/postgres.js';
 import type { SearchParamRegistry } from './registry/project-params.js';
-import { baseParams } from './registry/registry.js';
 import type { ParamDef } from './registry/params.js';
 
 /** A CapabilityStatement.rest.resource.searchParam entry (hl7.org/fhir/R4/capabilitystatement.html). */
@@ -24,14 +23,6 @@ function info(p: ParamDef): SearchParamInfo {
 /** Parameters that are listed but cannot be searched (no expression and no column). */
 function searchable(p: ParamDef): boolean {
   return Boolean(p.column || p.evaluate || (p.type === 'composite' && p.components?.length));
-}
-
-/** The search parameters of a type in the base definitions (R4 and platform), sorted by name. */
-export function baseSearchParamsFor(resourceType: string): SearchParamInfo[] {
-  return [...(baseParams().get(resourceType)?.values() ?? [])]
-    .filter(searchable)
-    .map(info)
-    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**

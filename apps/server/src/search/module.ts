@@ -12,7 +12,7 @@ export interface SearchModuleOptions {
   pool: Pool;
   /** The server's FHIR base ('https://host/fhir/R4/'): absolute references to it are indexed as local. */
   fhirBase?: string;
-  /** Applies _summary / _elements (fhir/elements.ts shapeResource with the definitions' shaper). */
+  /** Applies _summary / _elements (resources/elements.ts shapeResource with the definitions' shaper). */
   shape?: ResourceShaper;
   /** Expands value sets for :in / :not-in (the terminology module). */
   expandValueSet?: ValueSetExpander;

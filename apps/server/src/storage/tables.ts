@@ -1,11 +1,11 @@
 import { getAllResourceTypes } from '@hearth/definitions';
 
-let known: Set<string> | undefined;
+/** The types that have a table: fixed by the definitions, read once when the module loads. */
+const STORED_TYPES: ReadonlySet<string> = new Set(getAllResourceTypes());
 
 /** True for every type that has a table. Only such names ever reach SQL as identifiers. */
 export function isStoredResourceType(type: string): boolean {
-  known ??= new Set(getAllResourceTypes());
-  return known.has(type);
+  return STORED_TYPES.has(type);
 }
 
 function assertKnown(type: string): void {

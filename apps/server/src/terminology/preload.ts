@@ -1,4 +1,4 @@
-import { createValidator } from '../fhir/definitions.js';
+import { createValidator } from '../resources/definitions.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import { createSearchModule } from '../search/module.js';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Resource } from '@hearth/core';
-import { childPathOf, primitiveJsonKind, resolveProperty } from '../fhir/patch/element-info.js';
+import { childPathOf, primitiveJsonKind, resolveProperty } from '../resources/patch/element-info.js';
 
 /** HL7 fhir-test-cases r4/patch, in the shared data next to the repository (optional: tests skip without it). */
 export const PATCH_SUITE_DIR = resolve(import.meta.dirname, '../../../../../shared/data/fhir-test-cases/patch-r4');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/app.js';
 import { waitFor } from '../../bots/testing.js';
-import { BINARY_STORAGE_EXTENSION } from './storage-key.js';
+import { BINARY_STORAGE_EXTENSION } from '../../storage/binary-key.js';
 
 const FHIR = 'application/fhir+json';
 let t: TestApp;

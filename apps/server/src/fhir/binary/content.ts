@@ -5,7 +5,7 @@ import { badRequest, fail, type Resource } from '@hearth/core';
 import type { BinaryStore } from '../../storage/binary-store.js';
 import type { ReadResult } from '../../storage/repository.js';
 import { FHIR_JSON } from '../../http/fhir-reply.js';
-import { storageKeyOf, withStorageKey } from './storage-key.js';
+import { storageKeyOf, withStorageKey } from '../../storage/binary-key.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

@@ -9,7 +9,7 @@ import { responseShape, sendWriteResult, versionHeaders } from '../../http/fhir-
 import { assertIdParam, ctx, parseETagVersion, rawQuery } from '../context.js';
 import { notModified } from '../interactions/read.js';
 import { sendBinaryAsResource, sendBinaryContent, storeBinaryResource, wantsFhirResource } from './content.js';
-import { withStorageKey } from './storage-key.js';
+import { withStorageKey } from '../../storage/binary-key.js';
 
 export interface BinaryRoutesDeps {
   store: BinaryStore;

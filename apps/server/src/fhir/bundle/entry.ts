@@ -3,11 +3,11 @@ import { badRequest, fail, type OperationOutcome, type Resource } from '@hearth/
 import type { Repository, ReadResult, WriteResult } from '../../storage/repository.js';
 import type { BinaryStore } from '../../storage/binary-store.js';
 import type { SearchService } from '../../search/service.js';
-import { historyBundleText } from '../interactions/history.js';
+import { historyBundleText } from '../../resources/history.js';
 import { MAX_CONDITIONAL_DELETE } from '../interactions/delete.js';
-import { patchResource } from '../patch/apply.js';
+import { patchResource } from '../../resources/patch/apply.js';
 import { storeBinaryResource } from '../binary/content.js';
-import { keepBinaryStorage } from '../binary/storage-key.js';
+import { keepBinaryStorage } from '../../storage/binary-key.js';
 import type { RequestEntry } from './parse.js';
 import { parseJsonBody } from '../../http/body.js';
 

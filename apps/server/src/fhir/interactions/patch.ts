@@ -3,8 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, badRequest, fail, unsupportedMediaType } from '@hearth/core';
 import { assertIdParam, ctx, parseETagVersion, rawQuery } from '../context.js';
 import { responseShape, sendWriteResult, versionHeaders } from '../../http/fhir-reply.js';
-import { patchResource } from '../patch/apply.js';
-import { keepBinaryStorage } from '../binary/storage-key.js';
+import { patchResource } from '../../resources/patch/apply.js';
+import { keepBinaryStorage } from '../../storage/binary-key.js';
 
 export async function patchInteraction(
   request: FastifyRequest<{ Params: { resourceType: string; id: string } }>,

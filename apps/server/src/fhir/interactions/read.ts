@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ctx } from '../context.js';
 import { responseShape, sendJson, sendJsonText, versionHeaders } from '../../http/fhir-reply.js';
-import { shapeResource, type ElementShaper } from '../elements.js';
+import { shapeResource, type ElementShaper } from '../../resources/elements.js';
 
 export async function readInteraction(
   request: FastifyRequest<{ Params: { resourceType: string; id: string } }>,

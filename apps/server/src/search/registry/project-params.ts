@@ -1,6 +1,6 @@
 import type { Queryable } from '../../platform/postgres.js';
 import type { ParamDef, SearchParameterResource } from './params.js';
-import { addParams, baseParams, baseSearchParameters, type ParamsByType } from './registry.js';
+import { BaseSearchParams, type ParamsByType } from './registry.js';
 
 const EMPTY = new Map<string, ParamDef>();
 
@@ -23,9 +23,11 @@ export class SearchParamRegistry {
   private readonly loaded = new Map<string, number>();
   /** Bumped by forget: a read begun before it does not count as fresh. */
   private generation = 0;
-  private baseUrls?: Set<string>;
-
-  constructor(private readonly maxAgeMs = RELOAD_AFTER_MS) {}
+  constructor(
+    private readonly maxAgeMs = RELOAD_AFTER_MS,
+    /** R4's and the platform's parameters (built once, on first use). */
+    readonly base = new BaseSearchParams(),
+  ) {}
 
   /** Loads a project's own parameters when this process has not read them for maxAgeMs. */
   async ensure(db: Queryable, projectId: string, now = Date.now()): Promise<void> {
@@ -54,17 +56,16 @@ export class SearchParamRegistry {
       // Forgotten while reading: what was read may predate the change; the next use reads again.
       this.loaded.delete(projectId);
     }
-    this.baseUrls ??= new Set(baseSearchParameters().map((p) => p.url ?? ''));
     const own = result.rows
       .map((r) => JSON.parse(r.content) as SearchParameterResource)
-      .filter((sp) => sp.status !== 'retired' && sp.code && !(sp.url && this.baseUrls!.has(sp.url)));
+      .filter((sp) => sp.status !== 'retired' && sp.code && !(sp.url && this.base.isBase(sp.url)));
     const affected = new Set<string>([...(before?.keys() ?? [])]);
     if (own.length === 0) {
       this.overlays.delete(projectId);
     } else {
       const overlay: ParamsByType = new Map();
       const defs = new Map(own.filter((sp) => sp.url).map((sp) => [sp.url!, sp]));
-      addParams(overlay, own, true, defs);
+      this.base.addParams(overlay, own, true, defs);
       this.overlays.set(projectId, overlay);
       overlay.forEach((_v, type) => affected.add(type));
     }
@@ -81,7 +82,7 @@ export class SearchParamRegistry {
 
   /** The parameters of a type in a project, keyed by code. */
   paramsFor(resourceType: string, projectId?: string): Map<string, ParamDef> {
-    const base = baseParams().get(resourceType) ?? EMPTY;
+    const base = this.base.byType().get(resourceType) ?? EMPTY;
     const overlay = projectId ? this.overlays.get(projectId)?.get(resourceType) : undefined;
     if (!overlay) {
       return base;

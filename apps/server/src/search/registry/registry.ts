@@ -20,9 +20,6 @@ const COMPARTMENT_PARAM: SearchParameterResource = {
   description: 'The compartments (Patient/123) the resource belongs to',
 };
 
-let base: ParamsByType | undefined;
-let definitionsByUrl: Map<string, SearchParameterResource> | undefined;
-
 /** Every SearchParameter the server knows without any project's own: R4's and the platform's. */
 export function baseSearchParameters(): SearchParameterResource[] {
   const r4 = readR4File<SearchParameterBundle>('search-parameters.json').entry.map((e) => e.resource);
@@ -30,60 +27,71 @@ export function baseSearchParameters(): SearchParameterResource[] {
   return [...r4, ...platform, COMPARTMENT_PARAM];
 }
 
-function definitionIndex(): Map<string, SearchParameterResource> {
-  if (!definitionsByUrl) {
-    definitionsByUrl = new Map();
-    for (const sp of baseSearchParameters()) {
-      if (sp.url) definitionsByUrl.set(sp.url, sp);
-    }
-  }
-  return definitionsByUrl;
-}
+/**
+ * The search parameters every project starts from (R4's and the platform's), each index built on
+ * first use and then kept: the search module's SearchParamRegistry owns one per service.
+ */
+export class BaseSearchParams {
+  private byTypeIndex?: ParamsByType;
+  private byUrlIndex?: Map<string, SearchParameterResource>;
 
-/** The type of the parameter a composite component's `definition` names. */
-export function componentType(url: string, extra?: Map<string, SearchParameterResource>): SearchParamType | undefined {
-  return (extra?.get(url) ?? definitionIndex().get(url))?.type;
-}
-
-/** Adds the definitions of `params` to `target`, for every base type they apply to. */
-export function addParams(
-  target: ParamsByType,
-  params: SearchParameterResource[],
-  custom: boolean,
-  extraDefinitions?: Map<string, SearchParameterResource>,
-): void {
-  const allTypes = getAllResourceTypes();
-  for (const sp of params) {
-    if (!sp.code || !Array.isArray(sp.base)) continue;
-    const types = sp.base.flatMap((b) => (b === 'Resource' || b === 'DomainResource' ? allTypes : [b]));
-    for (const type of types) {
-      const def = toParamDef(sp, type, (url) => componentType(url, extraDefinitions), custom);
-      if (!def) continue;
-      let byCode = target.get(type);
-      if (!byCode) {
-        byCode = new Map();
-        target.set(type, byCode);
+  /** The definitions by canonical URL. */
+  private byUrl(): Map<string, SearchParameterResource> {
+    if (!this.byUrlIndex) {
+      this.byUrlIndex = new Map();
+      for (const sp of baseSearchParameters()) {
+        if (sp.url) this.byUrlIndex.set(sp.url, sp);
       }
-      byCode.set(def.code, def);
+    }
+    return this.byUrlIndex;
+  }
+
+  /** True when `url` is the canonical URL of a base parameter. */
+  isBase(url: string): boolean {
+    return this.byUrl().has(url);
+  }
+
+  /** The type of the parameter a composite component's `definition` names. */
+  componentType(url: string, extra?: Map<string, SearchParameterResource>): SearchParamType | undefined {
+    return (extra?.get(url) ?? this.byUrl().get(url))?.type;
+  }
+
+  /** Adds the definitions of `params` to `target`, for every base type they apply to. */
+  addParams(
+    target: ParamsByType,
+    params: SearchParameterResource[],
+    custom: boolean,
+    extraDefinitions?: Map<string, SearchParameterResource>,
+  ): void {
+    const allTypes = getAllResourceTypes();
+    for (const sp of params) {
+      if (!sp.code || !Array.isArray(sp.base)) continue;
+      const types = sp.base.flatMap((b) => (b === 'Resource' || b === 'DomainResource' ? allTypes : [b]));
+      for (const type of types) {
+        const def = toParamDef(sp, type, (url) => this.componentType(url, extraDefinitions), custom);
+        if (!def) continue;
+        let byCode = target.get(type);
+        if (!byCode) {
+          byCode = new Map();
+          target.set(type, byCode);
+        }
+        byCode.set(def.code, def);
+      }
     }
   }
-}
 
-/** The parameters of every type, built once per process. */
-export function baseParams(): ParamsByType {
-  if (!base) {
-    base = new Map();
-    addParams(base, baseSearchParameters(), false);
-    const compartment = toParamDef(COMPARTMENT_PARAM, 'Resource', () => undefined);
-    for (const byCode of base.values()) {
-      const own = byCode.get('_compartment');
-      if (own && compartment) own.column = 'compartments';
+  /** The parameters of every type. */
+  byType(): ParamsByType {
+    if (!this.byTypeIndex) {
+      const base: ParamsByType = new Map();
+      this.addParams(base, baseSearchParameters(), false);
+      const compartment = toParamDef(COMPARTMENT_PARAM, 'Resource', () => undefined);
+      for (const byCode of base.values()) {
+        const own = byCode.get('_compartment');
+        if (own && compartment) own.column = 'compartments';
+      }
+      this.byTypeIndex = base;
     }
+    return this.byTypeIndex;
   }
-  return base;
-}
-
-/** One parameter of a type from the base definitions. */
-export function getBaseParam(resourceType: string, code: string): ParamDef | undefined {
-  return baseParams().get(resourceType)?.get(code);
 }

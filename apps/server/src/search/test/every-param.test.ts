@@ -3,7 +3,6 @@ import { generateId, type Resource } from '@hearth/core';
 import { getR4ResourceTypes } from '@hearth/definitions';
 import { createTestApp, type TestApp } from '../../test/app.js';
 import { Repository } from '../../storage/repository.js';
-import { baseParams } from '../registry/registry.js';
 import type { ParamDef } from '../registry/params.js';
 import { generateFor } from './generate.js';
 import { auth } from './helpers.js';
@@ -32,7 +31,7 @@ it('finds a resource by every R4 search parameter', { timeout: 600_000 }, async 
   const skipped: string[] = [];
   let n = 0;
   for (const type of getR4ResourceTypes()) {
-    for (const param of baseParams().get(type)?.values() ?? []) {
+    for (const param of t.services.search.registry.base.byType().get(type)?.values() ?? []) {
       if (param.column || param.custom || !param.url.startsWith('http://hl7.org/fhir/SearchParameter/')) continue;
       // Full-text and named queries have no expression: _text, _content, _query (not supported).
       if (!param.expression) continue;

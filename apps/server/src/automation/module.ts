@@ -12,9 +12,9 @@ import { createBotModule, type BotModule } from '../bots/module.js';
 import { AuditWriter } from '../bots/audit.js';
 import { createSubscriptionModule, type SubscriptionModule } from '../subscriptions/module.js';
 import type { Mailer } from '../subscriptions/deliver.js';
-import { memberRepositories, type MemberRepositories, type MemberScopeBuilder } from './actor.js';
-import { JobQueue } from './queue.js';
-import { AsyncJobs } from './async-job.js';
+import { memberRepositories, type MemberRepositories, type MemberScopeBuilder } from '../jobs/actor.js';
+import { JobQueue } from '../jobs/queue.js';
+import { AsyncJobs } from '../jobs/async-job.js';
 
 export interface AutomationDeps {
   config: Config;

@@ -1,5 +1,11 @@
 import { badRequest, fail, type Coding, type Resource } from '@hearth/core';
-import type { ResponseShape } from '../http/fhir-reply.js';
+
+/** How a response is to be written: _pretty, _summary and _elements (the HTTP layer reads them from the query). */
+export interface ResponseShape {
+  pretty: boolean;
+  summary?: string;
+  elements?: string[];
+}
 
 /** What the shaper needs from the definitions: the summary elements of a type (hl7.org/fhir/R4/search.html#summary). */
 export interface ElementShaper {

@@ -1,6 +1,6 @@
 /**
  * A small per-process cache of loaded values (with the load in flight shared), each kept for
- * `ttlMs` at most; writes that may change a value clear the cache (see automation.ts).
+ * `ttlMs` at most; writes that may change a value clear the cache (see automation/module.ts).
  * Failed loads are not kept.
  */
 export class TtlCache<V> {
