@@ -2,7 +2,8 @@ import { generateId } from '@hearth/core';
 import type { Config } from './config/schema.js';
 import type { Logger } from './platform/logger.js';
 import type { Pool } from './platform/postgres.js';
-import { Repository, type RepositoryDeps } from './storage/repository.js';
+import { Repository } from './storage/repository.js';
+import type { RepositoryDeps } from './storage/types.js';
 import { getSetting, setSettingOnce } from './storage/settings.js';
 
 const SUPER_ADMIN_PROJECT_KEY = 'superAdminProjectId';

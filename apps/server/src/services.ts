@@ -1,8 +1,9 @@
 import type { Config } from './config/schema.js';
 import type { Logger } from './platform/logger.js';
 import type { Pool } from './platform/postgres.js';
-import { Repository, type RepositoryDeps } from './storage/repository.js';
-import type { RepositoryScope, ResourceValidator, WriteListener } from './storage/types.js';
+import { Repository } from './storage/repository.js';
+import type { RepositoryDeps, RepositoryScope, ResourceValidator } from './storage/types.js';
+import { WriteEvents, type WriteSubscriptions } from './storage/write-events.js';
 import { OperationRegistry } from './fhir/operations/registry.js';
 import type { ElementShaper } from './resources/elements.js';
 import type { FhirContextFactory } from './fhir/context-factory.js';
@@ -40,7 +41,8 @@ export interface Services {
   validator: ResourceValidator;
   contextFor: FhirContextFactory;
   superAdminProjectId: string;
-  listeners: WriteListener[];
+  /** Committed writes, for whoever must hear of them (auth's caches, subscriptions, reindex jobs). */
+  writes: WriteSubscriptions;
   /** Binary content: in PostgreSQL or in files under the data directory (HEARTH_BINARY_STORAGE). */
   binaryStore: BinaryStore;
   terminology: TerminologyModule;
@@ -74,7 +76,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     paramsMaxAgeMs: config.cacheMaxAgeMs,
   });
   notices.on(['SearchParameter'], (notice) => search.registry.forget(notice.projectId));
-  const listeners: WriteListener[] = [];
+  const writes = new WriteEvents();
   const repositoryDeps: RepositoryDeps = {
     pool,
     validator,
@@ -84,7 +86,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
       ? terminology.wrapIndexer(search.indexer)
       : withChangeNotices(terminology.wrapIndexer(search.indexer), notices, BROADCAST_CHANNEL),
     matcher: search.matcher,
-    listeners,
+    events: writes,
   };
   const systemRepo = (projectId?: string): Repository => {
     const scope: RepositoryScope = { projectId: projectId ?? superAdminProjectId, system: true };
@@ -109,7 +111,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     search,
     sharedProjects: () => (terminology.projectId ? [terminology.projectId] : []),
   });
-  listeners.push(auth.authenticator.onWrite);
+  writes.subscribe(auth.authenticator.onWrite);
   // A signing key added or revoked (active: false) in any process: every process reads its keys
   // again, one reading at a time, then forgets the tokens it verified with the old set.
   let keysRead = Promise.resolve();
@@ -132,7 +134,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     search,
     binaryStore,
     operations,
-    listeners,
+    writes,
     notices,
     // Bots act as their own membership, deliveries read as the subscription's author: access rules apply.
     memberScope: async (membership) => auth.scopeOf(await auth.authenticator.forMembership(membership)),
@@ -155,7 +157,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     validator,
     contextFor,
     superAdminProjectId,
-    listeners,
+    writes,
     terminology,
     binaryStore,
     automation,

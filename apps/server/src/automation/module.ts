@@ -3,8 +3,9 @@ import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import { OutboundPolicy } from '../platform/outbound-http.js';
 import type { BinaryStore } from '../storage/binary-store.js';
-import type { Repository, RepositoryDeps } from '../storage/repository.js';
-import type { WriteListener } from '../storage/types.js';
+import type { Repository } from '../storage/repository.js';
+import type { RepositoryDeps } from '../storage/types.js';
+import type { WriteSubscriptions } from '../storage/write-events.js';
 import type { ChangeNotices } from '../storage/change-notices.js';
 import type { SearchModule } from '../search/service.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
@@ -25,7 +26,7 @@ export interface AutomationDeps {
   search: SearchModule;
   binaryStore: BinaryStore;
   operations: OperationRegistry;
-  listeners: WriteListener[];
+  writes: WriteSubscriptions;
   /** Writes that process-local caches depend on, from every process (storage/change-notices.ts). */
   notices: ChangeNotices;
   /** auth/: the access scope of a membership (policies, linked projects); without it, own project only. */
@@ -88,14 +89,14 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     bots: bots.runner,
     mailer: deps.mailer,
     audits,
-    listeners: deps.listeners,
+    writes: deps.writes,
     notices: deps.notices,
   });
   // Cached scopes and secrets are dropped when what they were read from changes: at once in this
   // process (the listener below), and in every other when it hears of the write (change notices).
   deps.notices.on(['ProjectMembership', 'AccessPolicy', 'Project'], () => members.invalidate());
   deps.notices.on(['Project'], () => bots.runner.invalidate());
-  deps.listeners.push((events) => {
+  deps.writes.subscribe((events) => {
     const types = new Set(events.map((e) => e.version.resourceType));
     if (types.has('ProjectMembership') || types.has('AccessPolicy') || types.has('Project')) {
       members.invalidate();
@@ -106,7 +107,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
   });
   subscriptions.registerOperations(deps.operations);
   // A project's new SearchParameter: its existing resources are reindexed as a job.
-  deps.listeners.push(deps.search.useJobQueue(jobs, logger));
+  deps.writes.subscribe(deps.search.useJobQueue(jobs, logger));
   await subscriptions.start();
   await jobs.start();
   // Recovery queues evaluation jobs: their queue exists from jobs.start() on.

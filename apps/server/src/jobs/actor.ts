@@ -1,8 +1,8 @@
 import { badRequest, fail, type Reference } from '@hearth/core';
 import type { Queryable } from '../platform/postgres.js';
-import { Repository, type RepositoryDeps } from '../storage/repository.js';
+import { Repository } from '../storage/repository.js';
 import { parseStored } from '../storage/serialize.js';
-import type { RepositoryScope } from '../storage/types.js';
+import type { RepositoryDeps, RepositoryScope } from '../storage/types.js';
 import { TtlCache } from '../platform/ttl-cache.js';
 
 /**

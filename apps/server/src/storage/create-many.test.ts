@@ -8,14 +8,16 @@ import type { WriteEvent } from './types.js';
 let t: TestApp;
 let repo: Repository;
 const heard: WriteEvent[] = [];
+let unsubscribe: (() => void) | undefined;
 
 beforeAll(async () => {
   t = await createTestApp();
   const projectId = t.testProject.projectId;
   repo = new Repository(t.services.repositoryDeps, { projectId, readProjects: [projectId], system: true });
-  t.services.repositoryDeps.listeners?.push((events) => heard.push(...events));
+  unsubscribe = t.services.writes.subscribe((events) => heard.push(...events));
 });
 afterAll(async () => {
+  unsubscribe?.();
   await t?.close();
 });
 

@@ -1,5 +1,34 @@
 import type { OperationOutcomeIssue, Reference, Resource } from '@hearth/core';
-import type { PoolClient, Queryable } from '../platform/postgres.js';
+import type { Pool, PoolClient, Queryable } from '../platform/postgres.js';
+
+/** What a repository is built from (services.ts builds it once; a repository per request shares it). */
+export interface RepositoryDeps {
+  pool: Pool;
+  validator: ResourceValidator;
+  indexer: SearchIndexer;
+  matcher: ConditionalMatcher;
+  /** Told of every committed write (a WriteEvents, write-events.ts); none: nobody listens. */
+  events?: { notify(events: WriteEvent[]): void };
+  clock?: () => Date;
+}
+
+/** A read of one version: the stored JSON text is kept so it can be served without re-serialising. */
+export interface ReadResult {
+  resource: Resource;
+  content: string;
+  versionId: number;
+  lastUpdated: Date;
+}
+
+export interface WriteResult extends ReadResult {
+  /** True when a new resource was created (201), false when an existing one was updated or returned. */
+  created: boolean;
+}
+
+export interface WriteOptions {
+  /** The version the client last saw (If-Match); anything else is a 412. */
+  ifMatch?: number;
+}
 
 /** One stored version of one resource, as written to the current and history tables. */
 export interface StoredVersion {

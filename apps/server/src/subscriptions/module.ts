@@ -3,7 +3,8 @@ import type { Logger } from '../platform/logger.js';
 import type { OutboundPolicy } from '../platform/outbound-http.js';
 import type { Pool } from '../platform/postgres.js';
 import type { Repository } from '../storage/repository.js';
-import type { ConditionalMatcher, SearchIndexer, WriteListener } from '../storage/types.js';
+import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
+import type { WriteSubscriptions } from '../storage/write-events.js';
 import { publishAfterCommit, type ChangeNotices } from '../storage/change-notices.js';
 import type { OperationRegistry } from '../fhir/operations/registry.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -36,7 +37,7 @@ export interface SubscriptionModuleDeps {
   bots: BotRunner;
   mailer?: Mailer;
   audits: AuditWriter;
-  listeners: WriteListener[];
+  writes: WriteSubscriptions;
   /** Writes that process-local caches depend on, heard on this module's message bus. */
   notices: ChangeNotices;
 }
@@ -73,7 +74,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
   // from the writing transaction on PostgreSQL; Redis hears them after the commit).
   deps.notices.listenTo(broadcaster);
   if (config.redisUrl) {
-    deps.listeners.push(publishAfterCommit(deps.notices, broadcaster));
+    deps.writes.subscribe(publishAfterCommit(deps.notices, broadcaster));
   }
   deps.notices.on(['Subscription'], (notice) => active.invalidate(notice.projectId));
   const tokens = new BindingTokens(deps.pool);
@@ -87,7 +88,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     logger,
     config.subscriptionBatchWindowMs,
   );
-  deps.listeners.push(listener.onWrite);
+  deps.writes.subscribe(listener.onWrite);
   // Changes heard but not yet queued when a process dies are re-queued by another (heartbeat.ts).
   const heartbeat = new ListenerHeartbeat({
     db: deps.pool,

@@ -4,11 +4,11 @@ import { generateId, type Resource } from '@hearth/core';
 import { PLATFORM_TERMINOLOGY, r4DefinitionsDir } from '@hearth/definitions';
 import type { Logger } from '../platform/logger.js';
 import type { Pool, PoolClient } from '../platform/postgres.js';
-import { Repository, type RepositoryDeps } from '../storage/repository.js';
+import { Repository } from '../storage/repository.js';
 import { buildStoredVersion } from '../storage/serialize.js';
 import { writeVersions } from '../storage/sql/versions.js';
 import { getSetting } from '../storage/settings.js';
-import type { StoredVersion } from '../storage/types.js';
+import type { RepositoryDeps, StoredVersion } from '../storage/types.js';
 
 /** The R4 definition files holding terminology (hl7.org/fhir/R4/downloads.html), read as data. */
 export const R4_TERMINOLOGY_FILES = ['valuesets.json', 'v2-tables.json', 'v3-codesystems.json', 'conceptmaps.json'];

@@ -1,7 +1,6 @@
 import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
-import type { RepositoryDeps } from '../storage/repository.js';
-import type { ResourceValidator, SearchIndexer } from '../storage/types.js';
+import type { RepositoryDeps, ResourceValidator, SearchIndexer } from '../storage/types.js';
 import type { ChangeNotices } from '../storage/change-notices.js';
 import type { FastifyInstance } from 'fastify';
 import type { FhirContextFactory } from '../fhir/context-factory.js';

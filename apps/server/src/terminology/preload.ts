@@ -2,7 +2,7 @@ import { createValidator } from '../resources/definitions.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import { createSearchModule } from '../search/module.js';
-import type { RepositoryDeps } from '../storage/repository.js';
+import type { RepositoryDeps } from '../storage/types.js';
 import { withTerminologyIndexing } from './indexer.js';
 import { loadR4Terminology, type LoadResult } from './loader.js';
 

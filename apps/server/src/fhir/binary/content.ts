@@ -3,7 +3,7 @@ import { Readable, Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, fail, type Resource } from '@hearth/core';
 import type { BinaryStore } from '../../storage/binary-store.js';
-import type { ReadResult } from '../../storage/repository.js';
+import type { ReadResult } from '../../storage/types.js';
 import { FHIR_JSON } from '../../http/fhir-reply.js';
 import { storageKeyOf, withStorageKey } from '../../storage/binary-key.js';
 

@@ -1,9 +1,10 @@
 // Binary: any content type in and out (hl7.org/fhir/R4/binary.html#rest), stored outside the JSON tables.
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { allOk, badRequest, created, fail, payloadTooLarge, preconditionFailed, type Resource } from '@hearth/core';
+import { allOk, badRequest, created, fail, payloadTooLarge, type Resource } from '@hearth/core';
 import type { BinaryStore } from '../../storage/binary-store.js';
-import type { WriteResult } from '../../storage/repository.js';
+import { updateTarget } from '../../storage/conditional.js';
+import type { WriteResult } from '../../storage/types.js';
 import { parseJsonBody } from '../../http/body.js';
 import { responseShape, sendWriteResult, versionHeaders } from '../../http/fhir-reply.js';
 import { assertIdParam, ctx, parseETagVersion, rawQuery } from '../context.js';
@@ -87,11 +88,8 @@ async function writeBinary(
     if (!query) {
       fail(badRequest('Conditional update needs search parameters; to update one resource use PUT [type]/[id]'));
     }
-    const ids = await repo.findMatches('Binary', query, 2);
-    if (ids.length > 1) {
-      fail(preconditionFailed(`Conditional update matched ${ids.length} or more Binary resources`));
-    }
-    id = ids[0];
+    // The body is read after the match is known: its id is not compared with the match's.
+    id = await updateTarget(repo, 'Binary', query, undefined);
   }
   const declared = Number(request.headers['content-length']);
   const mediaType = String(request.headers['content-type'] ?? '')

@@ -1,6 +1,7 @@
 // One batch or transaction entry as a FHIR interaction: hl7.org/fhir/R4/http.html#trules
 import { badRequest, fail, type OperationOutcome, type Resource } from '@hearth/core';
-import type { Repository, ReadResult, WriteResult } from '../../storage/repository.js';
+import type { Repository } from '../../storage/repository.js';
+import type { ReadResult, WriteResult } from '../../storage/types.js';
 import type { BinaryStore } from '../../storage/binary-store.js';
 import type { SearchService } from '../../search/service.js';
 import { historyBundleText } from '../../resources/history.js';

@@ -4,10 +4,10 @@ import {
   fail,
   generateId,
   OperationOutcomeError,
-  preconditionFailed,
   type OperationOutcome,
   type Resource,
 } from '@hearth/core';
+import { existingMatch, updateTarget } from '../../storage/conditional.js';
 import type { Repository } from '../../storage/repository.js';
 import { storeBinaryResource } from '../binary/content.js';
 import { executeEntry, writeEntryResult, type EntryDeps, type EntryResult } from './entry.js';
@@ -82,12 +82,8 @@ async function processTransaction(
           }
           return;
         }
-        const ids = await tx.findMatches(type, query, 2);
-        if (ids.length > 1) {
-          fail(preconditionFailed(`ifNoneExist matched ${ids.length} or more ${type} resources`));
-        }
-        if (ids.length === 1) {
-          id = ids[0];
+        id = await existingMatch(tx, type, query, 'ifNoneExist');
+        if (id !== undefined) {
           results[e.index] = writeEntryResult(await tx.readResource(type, id), deps.fhirBase, 200);
           conditions.set(conditionKey(type, query), `${type}/${id}`);
         }
@@ -117,15 +113,7 @@ async function processTransaction(
       let id = e.target.id;
       if (!id && !e.target.special && e.target.query) {
         const query = substituteQuery(e.target.query, fullUrls);
-        const ids = await tx.findMatches(type, query, 2);
-        if (ids.length > 1) {
-          fail(preconditionFailed(`Conditional update matched ${ids.length} or more ${type} resources`));
-        }
-        const given = e.resource?.id;
-        if (ids.length === 1 && given !== undefined && given !== ids[0]) {
-          fail(badRequest(`Resource id ${given} does not match the resource found (${ids[0]})`));
-        }
-        id = ids[0] ?? given ?? generateId();
+        id = (await updateTarget(tx, type, query, e.resource?.id)) ?? generateId();
         conditions.set(conditionKey(type, query), `${type}/${id}`);
         e.target = { resourceType: type, id, query: '' };
         e.resource = { ...(e.resource as Resource), id };

@@ -1,6 +1,7 @@
 // hl7.org/fhir/R4/http.html#patch: JSON Patch or FHIRPath Patch; the result is stored like an update.
 import { badRequest, fail, OperationOutcomeError, preconditionFailed, type Resource } from '@hearth/core';
-import type { Repository, WriteResult } from '../../storage/repository.js';
+import type { Repository } from '../../storage/repository.js';
+import type { WriteResult } from '../../storage/types.js';
 import { applyFhirPathPatch, isFhirPathPatch } from './fhirpath-patch.js';
 import { applyJsonPatch } from './json-patch.js';
 
