@@ -1,10 +1,12 @@
 import { badRequest, fail, type SortRule } from '@hearth/core';
 import { TABLES, type Kind } from '../index/rows.js';
+import type { SortColumn } from '../kinds/kind.js';
+import { kindOf } from '../kinds/registry.js';
 import type { ParamDef } from '../registry/params.js';
-import { KIND_OF, type RowRef } from './conditions.js';
 import type { QueryContext } from './context.js';
+import type { RowRef } from './row.js';
 
-export type KeyType = 'text' | 'timestamptz' | 'numeric' | 'uuid';
+export type KeyType = SortColumn['type'] | 'uuid';
 
 /** One ORDER BY key, with what the keyset cursor needs to continue after a row. */
 export interface SortKey {
@@ -28,38 +30,13 @@ export interface SortPlan {
   signature: string;
 }
 
-interface KeyColumn {
+interface KeyColumn extends SortColumn {
   kind: Kind;
-  asc: string;
-  desc: string;
-  type: KeyType;
 }
 
 function keyColumn(param: ParamDef): KeyColumn | undefined {
-  const kind = KIND_OF[param.type];
-  switch (kind) {
-    case 'date':
-      return { kind, asc: 'low', desc: 'low', type: 'timestamptz' };
-    case 'number':
-      return { kind, asc: 'low', desc: 'high', type: 'numeric' };
-    case 'quantity':
-      return { kind, asc: 'nlow', desc: 'nhigh', type: 'numeric' };
-    case 'string':
-    case 'uri':
-      return { kind, asc: 'value', desc: 'value', type: 'text' };
-    case 'token':
-      // Rows without a code (a CodeableConcept's text) are never the sort row; min()/max() skip their NULL.
-      return { kind, asc: 'value', desc: 'value', type: 'text' };
-    case 'reference':
-      return {
-        kind,
-        asc: "coalesce(ref, target_type || '/' || target_id)",
-        desc: "coalesce(ref, target_type || '/' || target_id)",
-        type: 'text',
-      };
-    default:
-      return undefined;
-  }
+  const kind = kindOf(param.type);
+  return kind?.table && kind.sort ? { kind: kind.table, ...kind.sort } : undefined;
 }
 
 function qualify(column: string, alias: string): string {

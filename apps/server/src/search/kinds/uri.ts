@@ -1,7 +1,19 @@
 import { badRequest, fail, Operator } from '@hearth/core';
-import { unescapeValue } from '../query/context.js';
+import type { TypedValue } from '../extract/evaluate.js';
+import type { RowSet } from '../index/rows.js';
+import { unescapeValue, type QueryContext } from '../query/context.js';
 import { escapeLike } from '../values/strings.js';
-import { anyOf, type KindQuery } from './match.js';
+import { anyOf, type MatchInput, type RowMatch, type SearchParamKind } from './kind.js';
+
+/** URI values, compared exactly (hl7.org/fhir/R4/search.html#uri); a canonical's |version is kept apart. */
+function indexUri(values: TypedValue[], code: string, grp: number, rows: RowSet): void {
+  for (const { value } of values) {
+    const text = typeof value === 'string' ? value : (value as { reference?: unknown } | null)?.reference;
+    if (typeof text !== 'string' || !text) continue;
+    const v = text.slice(0, 2048);
+    rows.uri.push({ code, grp, values: [v], sortLow: v, sortHigh: v });
+  }
+}
 
 /** Every '/'-prefix of a URL, itself included: what `:above` matches. */
 function ancestors(url: string): string[] {
@@ -14,7 +26,7 @@ function ancestors(url: string): string[] {
 }
 
 /** URI search (hl7.org/fhir/R4/search.html#uri): exact by default, `:below` (prefix), `:above` (ancestors). */
-export const uriQuery: KindQuery = (ctx, x, items, filter, param, modifier) => {
+function matchUri(ctx: QueryContext, { x, items, filter, param, modifier }: MatchInput): RowMatch {
   const preds = items.map((item) => {
     const url = unescapeValue(item.text);
     switch (modifier) {
@@ -29,4 +41,13 @@ export const uriQuery: KindQuery = (ctx, x, items, filter, param, modifier) => {
     }
   });
   return { kind: 'uri', code: param.code, predicate: anyOf(preds) };
+}
+
+export const uriKind: SearchParamKind = {
+  type: 'uri',
+  prefixed: false,
+  table: 'uri',
+  index: (values, { code, grp }, rows) => indexUri(values, code, grp, rows),
+  match: matchUri,
+  sort: { asc: 'value', desc: 'value', type: 'text' },
 };
