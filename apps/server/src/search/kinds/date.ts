@@ -119,5 +119,6 @@ export const dateKind: SearchParamKind = {
   table: 'date',
   index: (values, { code, grp }, rows) => indexDate(values, code, grp, rows),
   match: matchDate,
-  sort: { asc: 'low', desc: 'low', type: 'timestamptz' },
+  // By the start in both directions (see push).
+  sort: { asc: (x) => `${x}.low`, desc: (x) => `${x}.low`, type: 'timestamptz' },
 };

@@ -61,10 +61,10 @@ export interface RowMatch {
   negate?: boolean;
 }
 
-/** A sort key read from a kind's rows (expressions over its columns) and its SQL type. */
+/** A sort key read from a kind's row under alias `x`: for the smallest value first (asc), the largest (desc). */
 export interface SortColumn {
-  asc: string;
-  desc: string;
+  asc(x: string): string;
+  desc(x: string): string;
   type: 'text' | 'timestamptz' | 'numeric';
 }
 

@@ -100,5 +100,5 @@ export const numberKind: SearchParamKind = {
   table: 'number',
   index: (values, { code, grp }, rows) => indexNumber(values, code, grp, rows),
   match: matchNumber,
-  sort: { asc: 'low', desc: 'high', type: 'numeric' },
+  sort: { asc: (x) => `${x}.low`, desc: (x) => `${x}.high`, type: 'numeric' },
 };

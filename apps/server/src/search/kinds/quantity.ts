@@ -112,5 +112,6 @@ export const quantityKind: SearchParamKind = {
   table: 'quantity',
   index: (values, { code, grp }, rows) => indexQuantity(values, code, grp, rows),
   match: matchQuantity,
-  sort: { asc: 'nlow', desc: 'nhigh', type: 'numeric' },
+  // In the unit without prefixes, so that 900 mg sorts before 1 g.
+  sort: { asc: (x) => `${x}.nlow`, desc: (x) => `${x}.nhigh`, type: 'numeric' },
 };

@@ -152,15 +152,16 @@ function matchReference(ctx: QueryContext, { x, items, filter, param, modifier, 
   return { kind: 'reference', code: param.code, predicate: anyOf(preds) };
 }
 
+/** A reference's sort key: its URL as written, else Type/id. */
+function referenceKey(x: string): string {
+  return `coalesce(${x}.ref, ${x}.target_type || '/' || ${x}.target_id)`;
+}
+
 export const referenceKind: SearchParamKind = {
   type: 'reference',
   prefixed: false,
   table: 'reference',
   index: (values, { code, grp }, rows, ctx) => indexReference(values, code, grp, rows, ctx),
   match: matchReference,
-  sort: {
-    asc: "coalesce(ref, target_type || '/' || target_id)",
-    desc: "coalesce(ref, target_type || '/' || target_id)",
-    type: 'text',
-  },
+  sort: { asc: referenceKey, desc: referenceKey, type: 'text' },
 };

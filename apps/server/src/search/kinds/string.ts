@@ -98,5 +98,5 @@ export const stringKind: SearchParamKind = {
   table: 'string',
   index: (values, { code, grp }, rows) => indexString(values, code, grp, rows),
   match: matchString,
-  sort: { asc: 'value', desc: 'value', type: 'text' },
+  sort: { asc: (x) => `${x}.value`, desc: (x) => `${x}.value`, type: 'text' },
 };

@@ -182,5 +182,5 @@ export const tokenKind: SearchParamKind = {
   index: (values, { code, grp }, rows) => indexToken(values, code, grp, rows, grp === 0),
   match: matchToken,
   // Rows without a code (a CodeableConcept's text) are never the sort row; min()/max() skip their NULL.
-  sort: { asc: 'value', desc: 'value', type: 'text' },
+  sort: { asc: (x) => `${x}.value`, desc: (x) => `${x}.value`, type: 'text' },
 };

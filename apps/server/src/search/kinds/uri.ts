@@ -49,5 +49,5 @@ export const uriKind: SearchParamKind = {
   table: 'uri',
   index: (values, { code, grp }, rows) => indexUri(values, code, grp, rows),
   match: matchUri,
-  sort: { asc: 'value', desc: 'value', type: 'text' },
+  sort: { asc: (x) => `${x}.value`, desc: (x) => `${x}.value`, type: 'text' },
 };

@@ -39,10 +39,6 @@ function keyColumn(param: ParamDef): KeyColumn | undefined {
   return kind?.table && kind.sort ? { kind: kind.table, ...kind.sort } : undefined;
 }
 
-function qualify(column: string, alias: string): string {
-  return column.replace(/\b(value|low|high|nlow|nhigh|ref|target_type|target_id)\b/g, `${alias}.$1`);
-}
-
 function rowJoin(ctx: QueryContext, row: RowRef, x: string, code: string): string {
   const type = row.resourceType ? ctx.bind(row.resourceType) : `${row.alias}.resource_type`;
   return `${x}.resource_id = ${row.alias}.id AND ${x}.project_id = ${row.alias}.project_id AND ${x}.resource_type = ${type} AND ${x}.code = ${ctx.bind(code)}`;
@@ -75,7 +71,7 @@ export function planSort(ctx: QueryContext, row: RowRef, rules: SortRule[], syst
     const x = ctx.alias('s');
     if (i === 0 && plan.keys.length === 0) {
       const flag = descending ? 'is_max' : 'is_min';
-      const expr = qualify(descending ? column.desc : column.asc, x);
+      const expr = descending ? column.desc(x) : column.asc(x);
       plan.join = {
         clause: `JOIN ${table} ${x} ON ${rowJoin(ctx, row, x, param.code)} AND ${x}.${flag}`,
         // No sort row: no value, or only rows without one (a CodeableConcept's text alone).
@@ -87,7 +83,7 @@ export function planSort(ctx: QueryContext, row: RowRef, rules: SortRule[], syst
       };
       return;
     }
-    const agg = descending ? `max(${qualify(column.desc, x)})` : `min(${qualify(column.asc, x)})`;
+    const agg = descending ? `max(${column.desc(x)})` : `min(${column.asc(x)})`;
     plan.keys.push({
       expr: `(SELECT ${agg} FROM ${table} ${x} WHERE ${rowJoin(ctx, row, x, param.code)})`,
       type: column.type,
