@@ -37,15 +37,17 @@ const observation: Resource = {
 } as Resource;
 
 let db: TestDatabase;
-let client: pg.Client;
+let pool: pg.Pool;
+let client: pg.PoolClient;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
+  pool = new pg.Pool({ connectionString: db.url, max: 1 });
+  client = await pool.connect();
 });
 afterAll(async () => {
-  await client?.end();
+  client?.release();
+  await pool?.end();
   await db?.drop();
 });
 
@@ -57,9 +59,7 @@ async function roundTrip(param: ParamDef, value: string): Promise<boolean> {
   const values = param.evaluate!([{ value: observation, type: 'Observation' }], res);
   kind.index(values, { param, code: param.code, grp: 0 }, rows, { resource: res, evaluated: res, extractRows });
   const id = `${param.code}-${Math.random().toString(36).slice(2)}`;
-  await writeIndexRows(client as unknown as pg.PoolClient, [
-    { resourceType: 'Observation', id, projectId: PROJECT, rows, replace: false },
-  ]);
+  await writeIndexRows(client, [{ resourceType: 'Observation', id, projectId: PROJECT, rows, replace: false }]);
   const ctx = new QueryContext(new SearchParamRegistry(), PROJECT, [PROJECT], 'https://example.org/fhir/R4/', true);
   const filter = { code: param.code, operator: Operator.EQUALS, value };
   const match = kind.match!(ctx, { x: 'x', items: valueItems(filter, kind.prefixed), filter, param });
