@@ -1,54 +1,19 @@
 import type { Resource } from '@hearth/core';
 import type { TypedValue } from '../extract/evaluate.js';
+import { kindOf } from '../kinds/registry.js';
 import type { ParamDef } from '../registry/params.js';
-import { indexDate } from '../params/date-index.js';
-import { indexNear, indexNumber } from '../params/number-index.js';
-import { indexQuantity } from '../params/quantity-index.js';
-import { indexReference } from '../params/reference-index.js';
-import { indexString } from '../params/string-index.js';
-import { indexToken } from '../params/token-index.js';
-import { indexUri } from '../params/uri-index.js';
-import { emptyRowSet, KINDS, markExtremes, stampTokenSortDates, type ExtractContext, type RowSet } from './rows.js';
-import type { SearchParamType } from '@hearth/core';
-
-function indexValues(
-  type: SearchParamType,
-  values: TypedValue[],
-  code: string,
-  grp: number,
-  rows: RowSet,
-  ctx: ExtractContext,
-): void {
-  switch (type) {
-    case 'token':
-      return indexToken(values, code, grp, rows, grp === 0);
-    case 'string':
-      return indexString(values, code, grp, rows);
-    case 'date':
-      return indexDate(values, code, grp, rows);
-    case 'number':
-      return indexNumber(values, code, grp, rows);
-    case 'quantity':
-      return indexQuantity(values, code, grp, rows);
-    case 'reference':
-      return indexReference(values, code, grp, rows, ctx);
-    case 'uri':
-      return indexUri(values, code, grp, rows);
-    default:
-      return;
-  }
-}
+import type { ExtractContext, IndexContext } from './context.js';
+import { emptyRowSet, KINDS, markExtremes, stampTokenSortDates, type RowSet } from './rows.js';
 
 /**
  * Every index row of one resource: each parameter's expression is evaluated (compiled once) and
- * its values turned into rows of the parameter's kind. A composite's parts are indexed per
- * element of its base expression, numbered by `grp` so that a search can require both parts
- * to come from the same element (hl7.org/fhir/R4/search.html#composite).
+ * its values turned into rows by the parameter's kind (kinds/registry.ts).
  */
 export function extractRows(resource: Resource, params: Iterable<ParamDef>, ctx: ExtractContext): RowSet {
   const rows = emptyRowSet();
   const root: TypedValue[] = [{ value: resource, type: resource.resourceType }];
   const res = resource as Record<string, unknown>;
+  const indexCtx: IndexContext = { ...ctx, evaluated: res, extractRows };
   for (const p of params) {
     if (!p.evaluate || p.column) continue;
     let values: TypedValue[];
@@ -58,21 +23,7 @@ export function extractRows(resource: Resource, params: Iterable<ParamDef>, ctx:
       continue; // A value the expression cannot read is not indexed; the write still succeeds.
     }
     if (values.length === 0) continue;
-    if (p.type === 'composite') {
-      const components = p.components ?? [];
-      values.forEach((element, i) => {
-        // An element is indexed only when it has a value for every part.
-        const parts = components.map((c) => (c.evaluate ? c.evaluate([element], res) : []));
-        if (parts.some((values) => values.length === 0)) return;
-        components.forEach((component, j) => {
-          indexValues(component.type, parts[j], `${p.code}#${j}`, i + 1, rows, ctx);
-        });
-      });
-    } else if (p.type === 'special') {
-      if (p.code === 'near') indexNear(values, p.code, rows);
-    } else {
-      indexValues(p.type, values, p.code, 0, rows, ctx);
-    }
+    kindOf(p.type)?.index(values, { param: p, code: p.code, grp: 0 }, rows, indexCtx);
   }
   for (const kind of KINDS) {
     markExtremes(rows[kind]);

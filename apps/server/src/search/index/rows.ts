@@ -1,5 +1,3 @@
-import type { ParamDef } from '../registry/params.js';
-
 /** The lookup tables of the search index and the rows one resource contributes to them. */
 
 export const KINDS = ['token', 'string', 'date', 'number', 'quantity', 'reference', 'uri'] as const;
@@ -70,7 +68,7 @@ export const TABLES: Record<Kind, TableSpec> = {
  * The date parameter whose sort keys every plain token row of the resource carries (sort_first:
  * the start of its smallest value, sort_last: the start of its largest, as `_sort=date` and
  * `_sort=-date` order them), so that `code=X&_sort=-date` reads an index on (code, value,
- * sort_last) in order and stops at the page size (migration 102, query/fast-sort.ts).
+ * sort_last) in order and stops at the page size (migration 102, query/token-sort.ts).
  */
 export const TOKEN_SORT_DATE = 'date';
 
@@ -93,7 +91,7 @@ export interface IndexRow {
 export type RowSet = Record<Kind, IndexRow[]> & {
   /**
    * Rows of contained resources that references point at ('#id'), and of resources held inline
-   * where a reference parameter points ('@n', index/reference-index.ts), indexed as resources of their own.
+   * where a reference parameter points ('@n', kinds/reference.ts), indexed as resources of their own.
    */
   contained?: { resourceType: string; id: string; rows: RowSet; source?: unknown }[];
 };
@@ -145,13 +143,4 @@ export function stampTokenSortDates(rows: RowSet): void {
     row.values[3] = row.grp === 0 ? first : null;
     row.values[4] = row.grp === 0 ? last : null;
   }
-}
-
-/** Context of one resource's extraction. */
-export interface ExtractContext {
-  resource: Record<string, unknown>;
-  /** The server's FHIR base ('https://host/fhir/R4/'): absolute references to it are local. */
-  fhirBase?: string;
-  /** The parameters of another type (for contained resources). */
-  paramsOf?: (resourceType: string) => Iterable<ParamDef>;
 }

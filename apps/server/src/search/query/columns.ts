@@ -1,5 +1,6 @@
 import { badRequest, fail, Operator, type Filter } from '@hearth/core';
-import { parseDateItem, rangePredicate } from '../params/date-query.js';
+import { parseDateItem, rangePredicate } from '../kinds/date.js';
+import { kindOf } from '../kinds/registry.js';
 import type { ParamDef } from '../registry/params.js';
 import { unescapeValue, valueItems, type QueryContext } from './context.js';
 
@@ -18,7 +19,7 @@ export function columnCondition(ctx: QueryContext, r: string, param: ParamDef, f
     if (param.column === 'compartments') return missing ? `${r}.compartments = '{}'` : `${r}.compartments <> '{}'`;
     return missing ? 'false' : 'true';
   }
-  const items = valueItems(filter, param.type);
+  const items = valueItems(filter, kindOf(param.type)?.prefixed ?? false);
   switch (param.column) {
     case 'id': {
       if (modifier && modifier !== Operator.NOT) {

@@ -1,38 +1,13 @@
-import { badRequest, fail, Operator, type Filter, type SearchParamType } from '@hearth/core';
+import { badRequest, fail, Operator, type Filter } from '@hearth/core';
 import { isResourceTypeName, resourceTypes } from '../resource-types.js';
 import { TABLES, type Kind } from '../index/rows.js';
+import type { RowMatch } from '../kinds/kind.js';
+import { kindOf } from '../kinds/registry.js';
 import type { ParamDef } from '../registry/params.js';
-import { dateQuery } from '../params/date-query.js';
-import type { KindQuery, RowMatch } from '../params/match.js';
-import { numberQuery, quantityQuery } from '../params/number-query.js';
-import { referenceQuery } from '../params/reference-query.js';
-import { stringQuery } from '../params/string-query.js';
-import { tokenQuery } from '../params/token-query.js';
-import { uriQuery } from '../params/uri-query.js';
 import { resourceTable } from '../../storage/tables.js';
 import { columnCondition } from './columns.js';
-import { compositeCondition, nearCondition } from './composite.js';
 import { valueItems, type QueryContext } from './context.js';
 import { rowId, type RowRef } from './row.js';
-
-export const KIND_OF: Partial<Record<SearchParamType, Kind>> = {
-  token: 'token',
-  string: 'string',
-  date: 'date',
-  number: 'number',
-  quantity: 'quantity',
-  reference: 'reference',
-  uri: 'uri',
-};
-
-const QUERIES: Partial<Record<SearchParamType, KindQuery>> = {
-  token: tokenQuery,
-  string: stringQuery,
-  date: dateQuery,
-  number: numberQuery,
-  quantity: quantityQuery,
-  uri: uriQuery,
-};
 
 /** Most links (and modifiers) in one parameter name: chains, nested _has. */
 export const MAX_LINKS = 12;
@@ -108,26 +83,16 @@ export function compileFilter(ctx: QueryContext, row: RowRef, filter: Filter, ty
   if (param.column) {
     return columnCondition(ctx, row.alias, param, filter);
   }
+  const kind = kindOf(param.type);
   if (filter.operator === Operator.MISSING) {
     if (filter.value !== 'true' && filter.value !== 'false') {
       fail(badRequest(`${filter.code}:missing must be true or false`, filter.code));
     }
-    const kind =
-      param.type === 'composite'
-        ? KIND_OF[param.components?.[0]?.type ?? 'token']
-        : param.type === 'special'
-          ? 'number'
-          : KIND_OF[param.type];
-    const c = param.type === 'composite' || param.type === 'special' ? `${param.code}#0` : param.code;
-    return existsRow(ctx, row, { kind: kind ?? 'token', code: c, negate: filter.value === 'true' });
+    const rows = kind?.missing?.(param) ?? { kind: kind?.table ?? 'token', code: param.code };
+    return existsRow(ctx, row, { ...rows, negate: filter.value === 'true' });
   }
-  if (param.type === 'composite') {
-    return compositeCondition(ctx, row, param, filter);
-  }
-  if (param.type === 'special') {
-    if (param.code === 'near') return nearCondition(ctx, row, param, filter);
-    ctx.unsupported(`Search parameter "${code}" is not supported`, filter.code);
-    return undefined;
+  if (kind?.condition) {
+    return kind.condition(ctx, row, param, filter);
   }
   const match = rowMatch(ctx, param, filter, typeModifier);
   if (!match) {
@@ -144,10 +109,10 @@ export function rowMatch(
   filter: Filter,
   typeModifier?: string,
 ): RowMatch | undefined {
-  const items = valueItems(filter, param.type);
+  const kind = kindOf(param.type);
+  const items = valueItems(filter, kind?.prefixed ?? false);
   const modifier = filter.operator !== Operator.EQUALS && !isPrefix(filter.operator) ? filter.operator : undefined;
-  const query = param.type === 'reference' ? referenceQuery(typeModifier) : QUERIES[param.type];
-  return query ? query(ctx, '\u0000', items, filter, param, modifier) : undefined;
+  return kind?.match?.(ctx, { x: '\u0000', items, filter, param, modifier, typeModifier });
 }
 
 function isPrefix(op: Operator): boolean {

@@ -1,4 +1,4 @@
-import { badRequest, fail, Operator, splitSearchValue, type Filter, type SearchParamType } from '@hearth/core';
+import { badRequest, fail, Operator, splitSearchValue, type Filter } from '@hearth/core';
 import type { SearchParamRegistry } from '../registry/project-params.js';
 import type { ParamDef } from '../registry/params.js';
 
@@ -113,14 +113,12 @@ export interface ValueItem {
 }
 
 const PREFIXES = new Set<string>(['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb', 'ap']);
-const PREFIXED_TYPES = new Set<SearchParamType>(['number', 'date', 'quantity']);
 
-/** Splits a filter's value into its OR alternatives, reading prefixes for number, date and quantity. */
 /** Most alternatives one parameter may list (each becomes bound values in SQL). */
 export const MAX_OR_VALUES = 100;
 
-export function valueItems(filter: Filter, type: SearchParamType): ValueItem[] {
-  const prefixed = PREFIXED_TYPES.has(type);
+/** Splits a filter's value into its OR alternatives, reading prefixes when the kind takes them (`prefixed`). */
+export function valueItems(filter: Filter, prefixed: boolean): ValueItem[] {
   let value = filter.value;
   let own = PREFIXES.has(filter.operator) ? filter.operator : Operator.EQUALS;
   if (!prefixed && own !== Operator.EQUALS) {

@@ -3,7 +3,8 @@ import { resourceTypes } from '../resource-types.js';
 import { resourceTable } from '../../storage/tables.js';
 import { clampMs, parseDateRange, toTimestamp } from '../values/dates.js';
 import { escapeLike, normalizeString } from '../values/strings.js';
-import { compileFilter, existsRow, KIND_OF, visibleRow, type RowRef } from './conditions.js';
+import { kindOf } from '../kinds/registry.js';
+import { compileFilter, existsRow, visibleRow, type RowRef } from './conditions.js';
 import type { QueryContext } from './context.js';
 import { parseFilterExpression, type FilterNode, type PathLink } from './filter-parse.js';
 
@@ -127,7 +128,6 @@ function compareParam(ctx: QueryContext, row: RowRef, code: string, node: Filter
   if (op === 'in' || op === 'ni') {
     return plain(op === 'in' ? Operator.IN : Operator.NOT_IN, value);
   }
-  const kind = KIND_OF[param.type];
   if (param.type === 'string' && ['eq', 'ne', 'co', 'sw', 'ew'].includes(op)) {
     const norm = escapeLike(normalizeString(node.value));
     const like = { eq: norm, ne: norm, co: `%${norm}%`, sw: `${norm}%`, ew: `%${norm}` }[op as 'eq'];
@@ -147,10 +147,7 @@ function compareParam(ctx: QueryContext, row: RowRef, code: string, node: Filter
       predicate: `\u0000.low < ${ctx.bind(toTimestamp(clampMs(range.high)), 'timestamptz')} AND \u0000.high > ${ctx.bind(toTimestamp(clampMs(range.low)), 'timestamptz')}`,
     });
   }
-  if (
-    (kind === 'date' || kind === 'number' || kind === 'quantity' || param.column === 'last_updated') &&
-    PREFIX_OPS[op]
-  ) {
+  if ((kindOf(param.type)?.prefixed || param.column === 'last_updated') && PREFIX_OPS[op]) {
     return plain(PREFIX_OPS[op]);
   }
   if (op === 'eq' || op === 're') return plain(Operator.EQUALS);

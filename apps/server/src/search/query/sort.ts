@@ -1,10 +1,12 @@
 import { badRequest, fail, type SortRule } from '@hearth/core';
 import { TABLES, type Kind } from '../index/rows.js';
+import type { SortColumn } from '../kinds/kind.js';
+import { kindOf } from '../kinds/registry.js';
 import type { ParamDef } from '../registry/params.js';
-import { KIND_OF, type RowRef } from './conditions.js';
 import type { QueryContext } from './context.js';
+import type { RowRef } from './row.js';
 
-export type KeyType = 'text' | 'timestamptz' | 'numeric' | 'uuid';
+export type KeyType = SortColumn['type'] | 'uuid';
 
 /** One ORDER BY key, with what the keyset cursor needs to continue after a row. */
 export interface SortKey {
@@ -28,42 +30,13 @@ export interface SortPlan {
   signature: string;
 }
 
-interface KeyColumn {
+interface KeyColumn extends SortColumn {
   kind: Kind;
-  asc: string;
-  desc: string;
-  type: KeyType;
 }
 
 function keyColumn(param: ParamDef): KeyColumn | undefined {
-  const kind = KIND_OF[param.type];
-  switch (kind) {
-    case 'date':
-      return { kind, asc: 'low', desc: 'low', type: 'timestamptz' };
-    case 'number':
-      return { kind, asc: 'low', desc: 'high', type: 'numeric' };
-    case 'quantity':
-      return { kind, asc: 'nlow', desc: 'nhigh', type: 'numeric' };
-    case 'string':
-    case 'uri':
-      return { kind, asc: 'value', desc: 'value', type: 'text' };
-    case 'token':
-      // Rows without a code (a CodeableConcept's text) are never the sort row; min()/max() skip their NULL.
-      return { kind, asc: 'value', desc: 'value', type: 'text' };
-    case 'reference':
-      return {
-        kind,
-        asc: "coalesce(ref, target_type || '/' || target_id)",
-        desc: "coalesce(ref, target_type || '/' || target_id)",
-        type: 'text',
-      };
-    default:
-      return undefined;
-  }
-}
-
-function qualify(column: string, alias: string): string {
-  return column.replace(/\b(value|low|high|nlow|nhigh|ref|target_type|target_id)\b/g, `${alias}.$1`);
+  const kind = kindOf(param.type);
+  return kind?.table && kind.sort ? { kind: kind.table, ...kind.sort } : undefined;
 }
 
 function rowJoin(ctx: QueryContext, row: RowRef, x: string, code: string): string {
@@ -98,7 +71,7 @@ export function planSort(ctx: QueryContext, row: RowRef, rules: SortRule[], syst
     const x = ctx.alias('s');
     if (i === 0 && plan.keys.length === 0) {
       const flag = descending ? 'is_max' : 'is_min';
-      const expr = qualify(descending ? column.desc : column.asc, x);
+      const expr = descending ? column.desc(x) : column.asc(x);
       plan.join = {
         clause: `JOIN ${table} ${x} ON ${rowJoin(ctx, row, x, param.code)} AND ${x}.${flag}`,
         // No sort row: no value, or only rows without one (a CodeableConcept's text alone).
@@ -110,7 +83,7 @@ export function planSort(ctx: QueryContext, row: RowRef, rules: SortRule[], syst
       };
       return;
     }
-    const agg = descending ? `max(${qualify(column.desc, x)})` : `min(${qualify(column.asc, x)})`;
+    const agg = descending ? `max(${column.desc(x)})` : `min(${column.asc(x)})`;
     plan.keys.push({
       expr: `(SELECT ${agg} FROM ${table} ${x} WHERE ${rowJoin(ctx, row, x, param.code)})`,
       type: column.type,

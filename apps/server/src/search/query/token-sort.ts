@@ -1,5 +1,6 @@
 import { Operator, splitSearchValue, type Filter } from '@hearth/core';
 import { TOKEN_SORT_DATE } from '../index/rows.js';
+import { tokenKind } from '../kinds/token.js';
 import { rowMatch, type RowRef } from './conditions.js';
 import { valueItems, type QueryContext } from './context.js';
 import type { SortKey, SortPlan } from './sort.js';
@@ -55,7 +56,7 @@ function plainTokenValue(ctx: QueryContext, type: string, filter: Filter): boole
   if (/[.:]/.test(filter.code) || filter.operator !== Operator.EQUALS) return false;
   const param = ctx.param(type, filter.code);
   if (!param || param.type !== 'token' || param.column) return false;
-  const items = valueItems(filter, 'token');
+  const items = valueItems(filter, tokenKind.prefixed);
   if (items.length !== 1) return false;
   const parts = splitSearchValue(items[0].text, '|');
   const value = parts[parts.length - 1];

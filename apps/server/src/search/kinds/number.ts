@@ -1,8 +1,37 @@
-import { badRequest, fail, Operator, splitSearchValue, type Filter } from '@hearth/core';
+import { badRequest, fail, Operator, type Filter } from '@hearth/core';
+import type { TypedValue } from '../extract/evaluate.js';
+import type { RowSet } from '../index/rows.js';
 import { unescapeValue, type QueryContext, type ValueItem } from '../query/context.js';
-import { formatDecimal, parseDecimal, precisionRange, shiftDecimal, type Decimal } from '../values/decimals.js';
-import { normalizeUcum, UCUM_SYSTEM } from '../values/ucum.js';
-import { anyOf, type KindQuery } from './match.js';
+import { decimalText, formatDecimal, parseDecimal, precisionRange, type Decimal } from '../values/decimals.js';
+import { anyOf, type MatchInput, type RowMatch, type SearchParamKind } from './kind.js';
+
+/** A number row: a target range [low, high] (low = high for a plain number). */
+export function pushNumber(rows: RowSet, code: string, grp: number, low: string, high: string): void {
+  rows.number.push({ code, grp, values: [low, high], sortLow: Number(low), sortHigh: Number(high) });
+}
+
+/** Number values (hl7.org/fhir/R4/search.html#number): decimals and integers, and Ranges by their bounds. */
+function indexNumber(values: TypedValue[], code: string, grp: number, rows: RowSet): void {
+  for (const { value } of values) {
+    const d = decimalText(value);
+    if (d !== undefined) {
+      pushNumber(rows, code, grp, d, d);
+      continue;
+    }
+    if (value && typeof value === 'object') {
+      const v = value as { low?: { value?: unknown }; high?: { value?: unknown }; value?: unknown };
+      if ('value' in v) {
+        const x = decimalText(v.value);
+        if (x !== undefined) pushNumber(rows, code, grp, x, x);
+      } else if (v.low || v.high) {
+        const lo = decimalText(v.low?.value);
+        const hi = decimalText(v.high?.value);
+        // numeric has no infinity; ±1e300 stands for an open bound.
+        pushNumber(rows, code, grp, lo ?? '-1e300', hi ?? '1e300');
+      }
+    }
+  }
+}
 
 function num(ctx: QueryContext, d: Decimal): string {
   return ctx.bind(formatDecimal(d), 'numeric');
@@ -55,7 +84,7 @@ export function parseNumberItem(item: ValueItem, filter: Filter, text = item.tex
   return d;
 }
 
-export const numberQuery: KindQuery = (ctx, x, items, filter, param, modifier) => {
+function matchNumber(ctx: QueryContext, { x, items, filter, param, modifier }: MatchInput): RowMatch {
   if (modifier) {
     fail(badRequest(`Modifier :${modifier} does not apply to number parameter ${filter.code}`, filter.code));
   }
@@ -63,35 +92,13 @@ export const numberQuery: KindQuery = (ctx, x, items, filter, param, modifier) =
     numberPredicate(ctx, `${x}.low`, `${x}.high`, item.prefix, parseNumberItem(item, filter)),
   );
   return { kind: 'number', code: param.code, predicate: anyOf(preds) };
-};
+}
 
-/**
- * Quantity search (hl7.org/fhir/R4/search.html#quantity): `[prefix]number|system|code`. With a
- * UCUM unit both sides are compared in the unit without prefixes (5.4|..|mg matches 0.0054 g);
- * with another unit, by system and code as written; without a unit, the number alone.
- */
-export const quantityQuery: KindQuery = (ctx, x, items, filter, param, modifier) => {
-  if (modifier) {
-    fail(badRequest(`Modifier :${modifier} does not apply to quantity parameter ${filter.code}`, filter.code));
-  }
-  const preds = items.map((item) => {
-    const [numberText, system, code] = splitSearchValue(item.text, '|');
-    const value = parseNumberItem(item, filter, numberText);
-    if (!code && !system) {
-      return numberPredicate(ctx, `${x}.low`, `${x}.high`, item.prefix, value);
-    }
-    const conds: string[] = [];
-    if (code) {
-      // Scaling moves the decimal point only, so the value keeps the precision it was written with.
-      const ucum = !system || system === UCUM_SYSTEM ? normalizeUcum(code) : undefined;
-      conds.push(`${x}.nunit = ${ctx.bind(ucum ? ucum.unit : code)}`);
-      const scaled = ucum ? shiftDecimal(value, ucum.power) : value;
-      conds.push(numberPredicate(ctx, `${x}.nlow`, `${x}.nhigh`, item.prefix, scaled));
-    } else {
-      conds.push(numberPredicate(ctx, `${x}.low`, `${x}.high`, item.prefix, value));
-    }
-    if (system && !code) conds.push(`${x}.system = ${ctx.bind(system)}`);
-    return conds.join(' AND ');
-  });
-  return { kind: 'quantity', code: param.code, predicate: anyOf(preds) };
+export const numberKind: SearchParamKind = {
+  type: 'number',
+  prefixed: true,
+  table: 'number',
+  index: (values, { code, grp }, rows) => indexNumber(values, code, grp, rows),
+  match: matchNumber,
+  sort: { asc: (x) => `${x}.low`, desc: (x) => `${x}.high`, type: 'numeric' },
 };

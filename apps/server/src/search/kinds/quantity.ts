@@ -1,7 +1,11 @@
+import { badRequest, fail, splitSearchValue } from '@hearth/core';
 import type { TypedValue } from '../extract/evaluate.js';
 import type { RowSet } from '../index/rows.js';
+import type { QueryContext } from '../query/context.js';
 import { decimalText, formatDecimal, parseDecimal, shiftDecimal } from '../values/decimals.js';
 import { normalizeUcum, UCUM_SYSTEM } from '../values/ucum.js';
+import { anyOf, type MatchInput, type RowMatch, type SearchParamKind } from './kind.js';
+import { numberPredicate, parseNumberItem } from './number.js';
 
 interface QuantityLike {
   value?: unknown;
@@ -12,7 +16,7 @@ interface QuantityLike {
 }
 
 /** The unit a quantity is compared in: UCUM codes without prefixes; other units as written. */
-export function canonicalQuantity(
+function canonicalQuantity(
   value: string,
   system: string | undefined,
   code: string | undefined,
@@ -50,7 +54,7 @@ function push(rows: RowSet, code: string, grp: number, q: QuantityLike, low: str
 }
 
 /** Quantity values (hl7.org/fhir/R4/search.html#quantity): Quantity and its kinds, Money, Range; plain numbers. */
-export function indexQuantity(values: TypedValue[], code: string, grp: number, rows: RowSet): void {
+function indexQuantity(values: TypedValue[], code: string, grp: number, rows: RowSet): void {
   for (const { value } of values) {
     const plain = decimalText(value);
     if (plain !== undefined) {
@@ -70,3 +74,44 @@ export function indexQuantity(values: TypedValue[], code: string, grp: number, r
     }
   }
 }
+
+/**
+ * Quantity search (hl7.org/fhir/R4/search.html#quantity): `[prefix]number|system|code`. With a
+ * UCUM unit both sides are compared in the unit without prefixes (5.4|..|mg matches 0.0054 g);
+ * with another unit, by system and code as written; without a unit, the number alone.
+ */
+function matchQuantity(ctx: QueryContext, { x, items, filter, param, modifier }: MatchInput): RowMatch {
+  if (modifier) {
+    fail(badRequest(`Modifier :${modifier} does not apply to quantity parameter ${filter.code}`, filter.code));
+  }
+  const preds = items.map((item) => {
+    const [numberText, system, code] = splitSearchValue(item.text, '|');
+    const value = parseNumberItem(item, filter, numberText);
+    if (!code && !system) {
+      return numberPredicate(ctx, `${x}.low`, `${x}.high`, item.prefix, value);
+    }
+    const conds: string[] = [];
+    if (code) {
+      // Scaling moves the decimal point only, so the value keeps the precision it was written with.
+      const ucum = !system || system === UCUM_SYSTEM ? normalizeUcum(code) : undefined;
+      conds.push(`${x}.nunit = ${ctx.bind(ucum ? ucum.unit : code)}`);
+      const scaled = ucum ? shiftDecimal(value, ucum.power) : value;
+      conds.push(numberPredicate(ctx, `${x}.nlow`, `${x}.nhigh`, item.prefix, scaled));
+    } else {
+      conds.push(numberPredicate(ctx, `${x}.low`, `${x}.high`, item.prefix, value));
+    }
+    if (system && !code) conds.push(`${x}.system = ${ctx.bind(system)}`);
+    return conds.join(' AND ');
+  });
+  return { kind: 'quantity', code: param.code, predicate: anyOf(preds) };
+}
+
+export const quantityKind: SearchParamKind = {
+  type: 'quantity',
+  prefixed: true,
+  table: 'quantity',
+  index: (values, { code, grp }, rows) => indexQuantity(values, code, grp, rows),
+  match: matchQuantity,
+  // In the unit without prefixes, so that 900 mg sorts before 1 g.
+  sort: { asc: (x) => `${x}.nlow`, desc: (x) => `${x}.nhigh`, type: 'numeric' },
+};

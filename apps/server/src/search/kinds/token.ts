@@ -1,8 +1,78 @@
 import { badRequest, fail, Operator, splitSearchValue } from '@hearth/core';
+import type { TypedValue } from '../extract/evaluate.js';
+import type { IndexRow, RowSet } from '../index/rows.js';
 import { unescapeValue, type QueryContext } from '../query/context.js';
 import { subsumptionKey } from '../query/terminology.js';
 import { escapeLike, normalizeString } from '../values/strings.js';
-import { anyOf, type KindQuery } from './match.js';
+import { anyOf, type MatchInput, type RowMatch, type SearchParamKind } from './kind.js';
+
+const MAX_TOKEN = 1024;
+
+interface Coding {
+  system?: string;
+  code?: string;
+  display?: string;
+}
+
+function row(code: string, grp: number, system: unknown, value: unknown, text?: unknown): IndexRow {
+  const v = value === undefined || value === null ? null : String(value).slice(0, MAX_TOKEN);
+  const s = typeof system === 'string' ? system.slice(0, MAX_TOKEN) : null;
+  const t = typeof text === 'string' && text ? normalizeString(text) : null;
+  // A row without a code (a CodeableConcept's text) has nothing to sort by. The last two values
+  // are the resource's date sort keys, set once all its rows are known (rows.ts stampTokenSortDates).
+  return { code, grp, values: [s, v, t, null, null], sortLow: v, sortHigh: v };
+}
+
+/**
+ * Token values (hl7.org/fhir/R4/search.html#token): codes, Codings and CodeableConcepts
+ * (system, code, display/text for :text), Identifiers (system, value; the type as an :of-type
+ * row), ContactPoints (system, value), booleans and other primitives.
+ */
+export function indexToken(values: TypedValue[], code: string, grp: number, rows: RowSet, withText = true): void {
+  for (const { value, type } of values) {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      rows.token.push(row(code, grp, null, value));
+      continue;
+    }
+    if (!value || typeof value !== 'object') continue;
+    const v = value as Record<string, unknown>;
+    if (type === 'CodeableConcept' || Array.isArray(v.coding) || (type === undefined && typeof v.text === 'string')) {
+      const codings = (v.coding as Coding[] | undefined) ?? [];
+      for (const c of codings) {
+        if (c && (c.code !== undefined || c.system !== undefined)) {
+          rows.token.push(row(code, grp, c.system, c.code, withText ? c.display : undefined));
+        }
+      }
+      // The text gets a row of its own only when no coding's display already says it.
+      if (withText && typeof v.text === 'string' && v.text) {
+        const text = normalizeString(v.text);
+        if (!codings.some((c) => typeof c?.display === 'string' && normalizeString(c.display) === text)) {
+          rows.token.push(row(code, grp, null, null, v.text));
+        }
+      }
+      continue;
+    }
+    if (type === 'ContactPoint') {
+      rows.token.push(row(code, grp, v.system, v.value));
+      continue;
+    }
+    if (type === 'Identifier' || (type === undefined && 'value' in v && !('code' in v))) {
+      rows.token.push(row(code, grp, v.system, v.value, (v.type as { text?: string } | undefined)?.text));
+      const typeCodings = ((v.type as { coding?: Coding[] } | undefined)?.coding ?? []).filter((c) => c?.code);
+      for (const c of typeCodings) {
+        rows.token.push(row(`${code}:of-type`, grp, c.system, `${c.code}|${String(v.value ?? '')}`));
+      }
+      continue;
+    }
+    if (type === 'Coding' || 'code' in v || 'system' in v) {
+      rows.token.push(row(code, grp, v.system, v.code ?? v.value, v.display));
+      continue;
+    }
+    if ('value' in v) {
+      rows.token.push(row(code, grp, v.system, v.value));
+    }
+  }
+}
 
 /**
  * Token search (hl7.org/fhir/R4/search.html#token): `code`, `system|code`, `|code` (no
@@ -12,7 +82,7 @@ import { anyOf, type KindQuery } from './match.js';
  * (query/terminology.ts). Elements of type `code` (Patient.gender) are indexed without a system,
  * so for those modifiers a row without a system matches on its code alone.
  */
-export const tokenQuery: KindQuery = (ctx, x, items, filter, param, modifier) => {
+export function matchToken(ctx: QueryContext, { x, items, filter, param, modifier }: MatchInput): RowMatch {
   const code = param.code;
   if (modifier === Operator.TEXT) {
     const preds = items.map((i) => {
@@ -79,7 +149,7 @@ export const tokenQuery: KindQuery = (ctx, x, items, filter, param, modifier) =>
   if (plain.length === 1) preds.unshift(`${x}.value = ${ctx.bind(plain[0])}`);
   else if (plain.length > 1) preds.unshift(`${x}.value = ANY(${ctx.bind(plain, 'text[]')})`);
   return { kind: 'token', code, predicate: anyOf(preds), negate: modifier === Operator.NOT };
-};
+}
 
 /** Rows whose (system, code) is one of `codes`; a row without a system (a `code` element) by its code. */
 function memberOf(ctx: QueryContext, x: string, codes: { system?: string; code: string }[]): string {
@@ -103,3 +173,14 @@ function memberOf(ctx: QueryContext, x: string, codes: { system?: string; code: 
   if (anySystem.length > 0) alternatives.push(`${x}.value = ANY(${ctx.bind(anySystem, 'text[]')})`);
   return `${x}.value = ANY(${all}) AND (${alternatives.join(' OR ')})`;
 }
+
+export const tokenKind: SearchParamKind = {
+  type: 'token',
+  prefixed: false,
+  table: 'token',
+  // A composite's parts (grp > 0) are indexed without display and text: no modifier applies to them.
+  index: (values, { code, grp }, rows) => indexToken(values, code, grp, rows, grp === 0),
+  match: matchToken,
+  // Rows without a code (a CodeableConcept's text) are never the sort row; min()/max() skip their NULL.
+  sort: { asc: (x) => `${x}.value`, desc: (x) => `${x}.value`, type: 'text' },
+};

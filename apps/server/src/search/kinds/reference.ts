@@ -1,12 +1,14 @@
-import type { Resource } from '@hearth/core';
+import { badRequest, fail, Operator, type Resource } from '@hearth/core';
 import { isResourceType } from '@hearth/definitions';
 import type { TypedValue } from '../extract/evaluate.js';
-import type { ExtractContext, RowSet } from '../index/rows.js';
-import { extractRows } from '../index/extract.js';
-import { indexToken } from './token-index.js';
+import type { IndexContext } from '../index/context.js';
+import type { RowSet } from '../index/rows.js';
+import { unescapeValue, type QueryContext } from '../query/context.js';
+import { anyOf, type MatchInput, type RowMatch, type SearchParamKind } from './kind.js';
+import { indexToken, matchToken } from './token.js';
 
 /** A reference string resolved against the server: a local target (type, id) or a URL kept as written. */
-export interface ParsedReference {
+interface ParsedReference {
   targetType: string | null;
   targetId: string | null;
   /** The URL for external, canonical, contained ('#x') and urn: references; null for local ones. */
@@ -20,7 +22,7 @@ const LOCAL_RE = /^([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/[^/]+)
  * an absolute URL on this server's base (local), another absolute URL or canonical (kept as ref,
  * with its type when the path shows one), '#contained', 'urn:uuid:...'.
  */
-export function parseReference(reference: string, fhirBase?: string, typeHint?: string): ParsedReference {
+function parseReference(reference: string, fhirBase?: string, typeHint?: string): ParsedReference {
   let r = reference.trim();
   if (fhirBase && r.startsWith(fhirBase)) {
     r = r.slice(fhirBase.length);
@@ -39,13 +41,7 @@ export function parseReference(reference: string, fhirBase?: string, typeHint?: 
  * Reference values (hl7.org/fhir/R4/search.html#reference): Reference.reference, canonical and
  * uri values; Reference.identifier also becomes a token row under `code:identifier`.
  */
-export function indexReference(
-  values: TypedValue[],
-  code: string,
-  grp: number,
-  rows: RowSet,
-  ctx: ExtractContext,
-): void {
+function indexReference(values: TypedValue[], code: string, grp: number, rows: RowSet, ctx: IndexContext): void {
   for (const { value } of values) {
     let parsed: ParsedReference | undefined;
     const inline = inlineResource(value, rows, ctx);
@@ -91,7 +87,7 @@ export function indexReference(
  * 'containerId#@n', so that chains (`Bundle?composition.subject=Patient/1`) look inside it.
  * Undefined when the value is not a resource.
  */
-function inlineResource(value: unknown, rows: RowSet, ctx: ExtractContext): ParsedReference | undefined {
+function inlineResource(value: unknown, rows: RowSet, ctx: IndexContext): ParsedReference | undefined {
   const r = value as { resourceType?: unknown } | null;
   if (!r || typeof r !== 'object' || typeof r.resourceType !== 'string' || !isResourceType(r.resourceType)) {
     return undefined;
@@ -102,7 +98,7 @@ function inlineResource(value: unknown, rows: RowSet, ctx: ExtractContext): Pars
   // Two parameters may point at the same resource (composition and message): indexed once.
   let entry = contained.find((c) => c.source === value);
   if (!entry) {
-    const inner = extractRows(value as Resource, ctx.paramsOf(r.resourceType), {
+    const inner = ctx.extractRows(value as Resource, ctx.paramsOf(r.resourceType), {
       ...ctx,
       resource: { ...(value as Record<string, unknown>), id: ctx.resource.id },
     });
@@ -111,3 +107,61 @@ function inlineResource(value: unknown, rows: RowSet, ctx: ExtractContext): Pars
   }
   return { targetType: r.resourceType, targetId: `${ctx.resource.id}#${entry.id}`, ref: null };
 }
+
+/**
+ * Reference search (hl7.org/fhir/R4/search.html#reference): `Type/id`, a bare `id` (of the
+ * `:Type` given, else of any allowed type), an absolute URL (local when on this server's base),
+ * a canonical (`url|version` matches the url), `:identifier` (the reference's identifier, as a
+ * token). `:missing` is handled for every kind by the caller.
+ */
+function matchReference(ctx: QueryContext, { x, items, filter, param, modifier, typeModifier }: MatchInput): RowMatch {
+  if (modifier === Operator.IDENTIFIER) {
+    const m = matchToken(ctx, { x, items, filter, param });
+    return { ...m, code: `${param.code}:identifier` };
+  }
+  if (modifier) {
+    fail(badRequest(`Modifier :${modifier} is not supported on reference parameter ${filter.code}`, filter.code));
+  }
+  const ids: string[] = [];
+  const preds: string[] = [];
+  for (const item of items) {
+    const text = unescapeValue(item.text).trim();
+    if (!text) {
+      fail(badRequest(`Empty reference for search parameter ${filter.code}`, filter.code));
+    }
+    if (!text.includes('/') && !text.includes(':') && !text.startsWith('#')) {
+      ids.push(text);
+      continue;
+    }
+    const parsed = parseReference(text, ctx.fhirBase);
+    if (parsed.targetId) {
+      if (typeModifier && parsed.targetType !== typeModifier) {
+        preds.push('false');
+        continue;
+      }
+      preds.push(`${x}.target_id = ${ctx.bind(parsed.targetId)} AND ${x}.target_type = ${ctx.bind(parsed.targetType)}`);
+    } else {
+      preds.push(`${x}.ref = ${ctx.bind(parsed.ref)}`);
+    }
+  }
+  if (ids.length > 0) {
+    const idPred =
+      ids.length === 1 ? `${x}.target_id = ${ctx.bind(ids[0])}` : `${x}.target_id = ANY(${ctx.bind(ids, 'text[]')})`;
+    preds.unshift(typeModifier ? `${idPred} AND ${x}.target_type = ${ctx.bind(typeModifier)}` : idPred);
+  }
+  return { kind: 'reference', code: param.code, predicate: anyOf(preds) };
+}
+
+/** A reference's sort key: its URL as written, else Type/id. */
+function referenceKey(x: string): string {
+  return `coalesce(${x}.ref, ${x}.target_type || '/' || ${x}.target_id)`;
+}
+
+export const referenceKind: SearchParamKind = {
+  type: 'reference',
+  prefixed: false,
+  table: 'reference',
+  index: (values, { code, grp }, rows, ctx) => indexReference(values, code, grp, rows, ctx),
+  match: matchReference,
+  sort: { asc: referenceKey, desc: referenceKey, type: 'text' },
+};
