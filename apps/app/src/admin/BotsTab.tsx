@@ -1,9 +1,8 @@
 import { Button, Paper, Stack, Table, TextInput, Title } from '@mantine/core';
 import type { Bot } from '@hearth/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { useAction } from '../use-action.js';
 
 /** Bots: the list and a create form (POST /admin/projects/{id}/bot), opening the editor. */
 export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] }): ReactNode {
@@ -11,7 +10,7 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
   const navigate = useNavigate();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   return (
     <Stack>
       <Table striped aria-label="Bots">
@@ -39,13 +38,10 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
           New bot
         </Title>
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            await runAction(async () => {
-              const bot = await client.createBot(projectId, { name, description: description || undefined });
-              navigate(`/admin/bots/${bot.id}`);
-            });
-          }}
+          onSubmit={submit(async () => {
+            const bot = await client.createBot(projectId, { name, description: description || undefined });
+            navigate(`/admin/bots/${bot.id}`);
+          })}
         >
           <Stack gap="sm">
             <TextInput label="Bot name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />

@@ -1,9 +1,8 @@
 import { Alert, Button, Code, CopyButton, Group, Paper, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import type { ClientApplication } from '@hearth/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
-import { useAction } from '../use-action.js';
 
 /** Client applications: the list, and a create form whose answer shows the secret once. */
 export function ClientsTab(props: {
@@ -15,7 +14,7 @@ export function ClientsTab(props: {
   const client = useHearth();
   const [form, setForm] = useState({ name: '', description: '', redirectUri: '' });
   const [created, setCreated] = useState<ClientApplication | undefined>(undefined);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   return (
     <Stack>
       <Table striped aria-label="Client applications">
@@ -72,19 +71,16 @@ export function ClientsTab(props: {
           New client
         </Title>
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            await runAction(async () => {
-              const result = await client.createClient(projectId, {
-                name: form.name,
-                description: form.description || undefined,
-                redirectUri: form.redirectUri || undefined,
-              });
-              setCreated(result);
-              setForm({ name: '', description: '', redirectUri: '' });
-              props.onChanged();
+          onSubmit={submit(async () => {
+            const result = await client.createClient(projectId, {
+              name: form.name,
+              description: form.description || undefined,
+              redirectUri: form.redirectUri || undefined,
             });
-          }}
+            setCreated(result);
+            setForm({ name: '', description: '', redirectUri: '' });
+            props.onChanged();
+          })}
         >
           <Stack gap="sm">
             <TextInput

@@ -1,9 +1,8 @@
 import { Button, Checkbox, Group, Loader, Modal, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
 import type { Resource } from '@hearth/core';
-import { OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useAsync, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import type { ProjectAdminDetails } from './types.js';
-import { useAction } from '../use-action.js';
 
 export type Member = ProjectAdminDetails['members'][number];
 
@@ -35,7 +34,7 @@ export function EditMemberModal(props: {
     active: member.active !== false,
     accessPolicy: member.accessPolicy?.reference ?? '',
   });
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   const options = [
     { value: '', label: 'None' },
     ...(policies.data ?? []).map((p) => ({ value: `AccessPolicy/${p.id}`, label: String(p.name ?? p.id) })),
@@ -48,19 +47,16 @@ export function EditMemberModal(props: {
     <Modal opened onClose={props.onClose} title={`Edit member: ${memberName(member)}`}>
       <form
         aria-label="Edit member"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await runAction(async () => {
-            await client.updateProjectMember(projectId, {
-              id: member.id,
-              admin: form.admin,
-              active: form.active,
-              accessPolicy: form.accessPolicy ? { reference: form.accessPolicy } : null,
-              ...(member.profile ? { profile: { display: form.display.trim() } } : {}),
-            });
-            props.onSaved();
+        onSubmit={submit(async () => {
+          await client.updateProjectMember(projectId, {
+            id: member.id,
+            admin: form.admin,
+            active: form.active,
+            accessPolicy: form.accessPolicy ? { reference: form.accessPolicy } : null,
+            ...(member.profile ? { profile: { display: form.display.trim() } } : {}),
           });
-        }}
+          props.onSaved();
+        })}
       >
         <Stack gap="sm">
           {member.profile && (

@@ -1,8 +1,7 @@
 import { ActionIcon, Button, Group, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import type { Project, ProjectSetting, ProjectSite } from '@hearth/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
-import { useAction } from '../use-action.js';
 
 /**
  * Project secrets (name/value pairs bots read from event.secrets) or sites (domains that sign
@@ -20,21 +19,18 @@ export function SettingsTab({
   const client = useHearth();
   const [secrets, setSecrets] = useState<ProjectSetting[]>(project.secret ?? []);
   const [sites, setSites] = useState<ProjectSite[]>(project.site ?? []);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   const [saved, setSaved] = useState(false);
   const rows = kind === 'secrets' ? secrets : sites;
   return (
     <form
-      onSubmit={async (e) => {
-        e.preventDefault();
+      onSubmit={submit(async () => {
         setSaved(false);
-        await runAction(async () => {
-          const body = kind === 'secrets' ? secrets.filter((s) => s.name) : sites.filter((s) => s.name);
-          await client.post(`admin/projects/${project.id}/${kind}`, body, 'application/json');
-          setSaved(true);
-          onSaved();
-        });
-      }}
+        const body = kind === 'secrets' ? secrets.filter((s) => s.name) : sites.filter((s) => s.name);
+        await client.post(`admin/projects/${project.id}/${kind}`, body, 'application/json');
+        setSaved(true);
+        onSaved();
+      })}
     >
       <Stack maw={760}>
         {rows.length === 0 && <Text c="dimmed">No {kind} yet.</Text>}

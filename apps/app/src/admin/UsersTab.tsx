@@ -12,11 +12,10 @@ import {
   Title,
   VisuallyHidden,
 } from '@mantine/core';
-import { OperationOutcomeAlert, ResourceBadge, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, ResourceBadge, useAction, useHearth } from '@hearth/react';
 import type { ProjectAdminDetails } from './types.js';
 import { useState, type ReactNode } from 'react';
 import { EditMemberModal, memberName, RemoveMemberModal, type Member } from './MemberModals.js';
-import { useAction } from '../use-action.js';
 
 /**
  * Project members (from GET /admin/projects/{id}) with their edit and remove actions
@@ -41,7 +40,7 @@ export function UsersTab(props: {
     admin: false,
     sendEmail: false,
   });
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   const [invited, setInvited] = useState<string | undefined>(undefined);
   return (
     <Stack>
@@ -135,21 +134,18 @@ export function UsersTab(props: {
           Invite a user
         </Title>
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            await runAction(async () => {
-              const { admin, ...rest } = form;
-              const membership = await client.invite(projectId, {
-                ...rest,
-                resourceType: rest.resourceType as 'Practitioner',
-                email: rest.email.trim(),
-                membership: { admin },
-              });
-              setInvited(`${form.firstName} ${form.lastName} (${membership.id ?? 'invited'})`);
-              setForm({ ...form, firstName: '', lastName: '', email: '' });
-              props.onChanged();
+          onSubmit={submit(async () => {
+            const { admin, ...rest } = form;
+            const membership = await client.invite(projectId, {
+              ...rest,
+              resourceType: rest.resourceType as 'Practitioner',
+              email: rest.email.trim(),
+              membership: { admin },
             });
-          }}
+            setInvited(`${form.firstName} ${form.lastName} (${membership.id ?? 'invited'})`);
+            setForm({ ...form, firstName: '', lastName: '', email: '' });
+            props.onChanged();
+          })}
         >
           <Stack gap="sm">
             <Select

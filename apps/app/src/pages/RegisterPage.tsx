@@ -1,17 +1,16 @@
 import { Anchor, Button, Group, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import { computeCodeChallenge, generateCodeVerifier } from '@hearth/core';
-import { OperationOutcomeAlert, useHearthContext } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useHearthContext } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
-import { useAction } from '../use-action.js';
 
 /** Register: a new user (POST /auth/newuser), then their new project (POST /auth/newproject), signed in. */
 export function RegisterPage(): ReactNode {
   const { client, refreshSession } = useHearthContext();
   const navigate = useNavigate();
   const [form, setForm] = useState({ firstName: '', lastName: '', email: '', password: '', projectName: '' });
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   const field = (key: keyof typeof form) => ({
     value: form[key],
     onChange: (e: { currentTarget: { value: string } }) => setForm({ ...form, [key]: e.currentTarget.value }),
@@ -19,29 +18,26 @@ export function RegisterPage(): ReactNode {
   return (
     <AuthLayout title="Register a new project">
       <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await runAction(async () => {
-            const codeVerifier = generateCodeVerifier();
-            const codeChallenge = await computeCodeChallenge(codeVerifier);
-            const { projectName, ...user } = form;
-            const { login } = await client.post<{ login: string }>(
-              'auth/newuser',
-              { ...user, email: user.email.trim(), codeChallenge, codeChallengeMethod: 'S256' },
-              'application/json',
-              { noAuth: true },
-            );
-            const { code } = await client.post<{ login: string; code: string }>(
-              'auth/newproject',
-              { login, projectName },
-              'application/json',
-              { noAuth: true },
-            );
-            await client.processCode(code, { codeVerifier });
-            await refreshSession();
-            navigate('/');
-          });
-        }}
+        onSubmit={submit(async () => {
+          const codeVerifier = generateCodeVerifier();
+          const codeChallenge = await computeCodeChallenge(codeVerifier);
+          const { projectName, ...user } = form;
+          const { login } = await client.post<{ login: string }>(
+            'auth/newuser',
+            { ...user, email: user.email.trim(), codeChallenge, codeChallengeMethod: 'S256' },
+            'application/json',
+            { noAuth: true },
+          );
+          const { code } = await client.post<{ login: string; code: string }>(
+            'auth/newproject',
+            { login, projectName },
+            'application/json',
+            { noAuth: true },
+          );
+          await client.processCode(code, { codeVerifier });
+          await refreshSession();
+          navigate('/');
+        })}
       >
         <Stack>
           <Group grow>

@@ -1,26 +1,22 @@
 import { Alert, Anchor, Button, Stack, TextInput } from '@mantine/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
-import { useAction } from '../use-action.js';
 
 /** Forgot password: the server emails a link to /setpassword/{id}/{secret}. */
 export function ResetPasswordPage(): ReactNode {
   const client = useHearth();
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState(false);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   return (
     <AuthLayout title="Reset your password">
       <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await runAction(async () => {
-            await client.post('auth/resetpassword', { email: email.trim() }, 'application/json', { noAuth: true });
-            setSent(true);
-          });
-        }}
+        onSubmit={submit(async () => {
+          await client.post('auth/resetpassword', { email: email.trim() }, 'application/json', { noAuth: true });
+          setSent(true);
+        })}
       >
         <Stack>
           {sent ? (

@@ -1,9 +1,8 @@
 import { Alert, Anchor, Button, PasswordInput, Stack } from '@mantine/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
-import { useAction } from '../use-action.js';
 
 /** Sets a new password from an emailed link (POST /auth/setpassword). */
 export function SetPasswordPage(): ReactNode {

@@ -5,11 +5,10 @@ import {
   type LoginAuthenticationResponse,
   type ProjectMembership,
 } from '@hearth/core';
-import { OperationOutcomeAlert, useHearthContext } from '@hearth/react';
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { OperationOutcomeAlert, useAction, useHearthContext } from '@hearth/react';
+import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
-import { useAction } from '../use-action.js';
 
 type Step =
   | { kind: 'credentials' }
@@ -28,7 +27,7 @@ export function SignInPage(): ReactNode {
   const [remember, setRemember] = useState(false);
   const [mfaCode, setMfaCode] = useState('');
   const [membership, setMembership] = useState<string | null>(null);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
 
   async function next(response: LoginAuthenticationResponse, codeVerifier: string): Promise<void> {
     if (response.code) {
@@ -46,18 +45,11 @@ export function SignInPage(): ReactNode {
     }
   }
 
-  async function run(e: FormEvent, action: () => Promise<void>): Promise<void> {
-    e.preventDefault();
-    await runAction(action);
-  }
-
   if (step.kind === 'mfa') {
     return (
       <AuthLayout title="Second factor">
         <form
-          onSubmit={(e) =>
-            run(e, async () => next(await client.verifyMfa(step.login, mfaCode.trim(), step.enroll), verifier))
-          }
+          onSubmit={submit(async () => next(await client.verifyMfa(step.login, mfaCode.trim(), step.enroll), verifier))}
         >
           <Stack>
             {step.enroll && step.qr && (
@@ -93,9 +85,7 @@ export function SignInPage(): ReactNode {
     return (
       <AuthLayout title="Choose a project">
         <form
-          onSubmit={(e) =>
-            run(e, async () => next(await client.chooseProfile(step.login, membership as string), verifier))
-          }
+          onSubmit={submit(async () => next(await client.chooseProfile(step.login, membership as string), verifier))}
         >
           <Stack>
             <Radio.Group value={membership} onChange={setMembership} label="Projects you belong to" required>
@@ -122,21 +112,19 @@ export function SignInPage(): ReactNode {
   return (
     <AuthLayout title="Sign in">
       <form
-        onSubmit={(e) =>
-          run(e, async () => {
-            const codeVerifier = generateCodeVerifier();
-            setVerifier(codeVerifier);
-            const response = await client.startLogin({
-              email: email.trim(),
-              password,
-              remember,
-              projectId: params.get('project') ?? undefined,
-              codeChallenge: await computeCodeChallenge(codeVerifier),
-              codeChallengeMethod: 'S256',
-            });
-            await next(response, codeVerifier);
-          })
-        }
+        onSubmit={submit(async () => {
+          const codeVerifier = generateCodeVerifier();
+          setVerifier(codeVerifier);
+          const response = await client.startLogin({
+            email: email.trim(),
+            password,
+            remember,
+            projectId: params.get('project') ?? undefined,
+            codeChallenge: await computeCodeChallenge(codeVerifier),
+            codeChallengeMethod: 'S256',
+          });
+          await next(response, codeVerifier);
+        })}
       >
         <Stack>
           <TextInput
