@@ -1,8 +1,9 @@
-import { Button, Paper, Stack, Table, TextInput, Title } from '@mantine/core';
+import { Paper, Stack, Table, TextInput, Title } from '@mantine/core';
 import type { Bot } from '@hearth/core';
-import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
+import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Bots: the list and a create form (POST /admin/projects/{id}/bot), opening the editor. */
 export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] }): ReactNode {
@@ -50,10 +51,9 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
               value={description}
               onChange={(e) => setDescription(e.currentTarget.value)}
             />
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy} w="fit-content">
+            <FormSubmit busy={busy} error={error} w="fit-content">
               Create bot
-            </Button>
+            </FormSubmit>
           </Stack>
         </form>
       </Paper>

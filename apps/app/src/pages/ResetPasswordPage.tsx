@@ -1,8 +1,9 @@
-import { Alert, Anchor, Button, Stack, TextInput } from '@mantine/core';
-import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
+import { Alert, Anchor, Stack, TextInput } from '@mantine/core';
+import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { AuthLayout } from '../components/AuthLayout.js';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Forgot password: the server emails a link to /setpassword/{id}/{secret}. */
 export function ResetPasswordPage(): ReactNode {
@@ -33,10 +34,9 @@ export function ResetPasswordPage(): ReactNode {
                 value={email}
                 onChange={(e) => setEmail(e.currentTarget.value)}
               />
-              <OperationOutcomeAlert error={error} />
-              <Button type="submit" loading={busy}>
+              <FormSubmit busy={busy} error={error}>
                 Send reset link
-              </Button>
+              </FormSubmit>
             </>
           )}
           <Anchor component={Link} to="/signin" size="sm" ta="center">

@@ -1,14 +1,15 @@
-import { Anchor, Button, Checkbox, Group, PasswordInput, Radio, Stack, Text, TextInput } from '@mantine/core';
+import { Anchor, Checkbox, Group, PasswordInput, Radio, Stack, Text, TextInput } from '@mantine/core';
 import {
   computeCodeChallenge,
   generateCodeVerifier,
   type LoginAuthenticationResponse,
   type ProjectMembership,
 } from '@hearth/core';
-import { OperationOutcomeAlert, useAction, useHearthContext } from '@hearth/react';
+import { useAction, useHearthContext } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { AuthLayout } from '../components/AuthLayout.js';
+import { AuthLayout, AuthLink } from '../components/AuthLayout.js';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 type Step =
   | { kind: 'credentials' }
@@ -71,10 +72,9 @@ export function SignInPage(): ReactNode {
               value={mfaCode}
               onChange={(e) => setMfaCode(e.currentTarget.value)}
             />
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy}>
+            <FormSubmit busy={busy} error={error}>
               Verify
-            </Button>
+            </FormSubmit>
           </Stack>
         </form>
       </AuthLayout>
@@ -99,10 +99,9 @@ export function SignInPage(): ReactNode {
                 ))}
               </Stack>
             </Radio.Group>
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy} disabled={!membership}>
+            <FormSubmit busy={busy} error={error} disabled={!membership}>
               Continue
-            </Button>
+            </FormSubmit>
           </Stack>
         </form>
       </AuthLayout>
@@ -149,16 +148,12 @@ export function SignInPage(): ReactNode {
               Forgot password?
             </Anchor>
           </Group>
-          <OperationOutcomeAlert error={error} />
-          <Button type="submit" loading={busy}>
+          <FormSubmit busy={busy} error={error}>
             Sign in
-          </Button>
-          <Text size="sm" ta="center">
-            New here?{' '}
-            <Anchor component={Link} to="/register">
-              Register a project
-            </Anchor>
-          </Text>
+          </FormSubmit>
+          <AuthLink prompt="New here?" to="/register">
+            Register a project
+          </AuthLink>
         </Stack>
       </form>
     </AuthLayout>
