@@ -54,15 +54,10 @@ export function SettingsTab({
                     )
                   }
                 />
-                <ActionIcon
-                  variant="subtle"
-                  color="red"
-                  mb={4}
-                  aria-label={`Remove secret ${s.name || i + 1}`}
+                <RemoveRow
+                  label={`Remove secret ${s.name || i + 1}`}
                   onClick={() => setSecrets(secrets.filter((_, j) => j !== i))}
-                >
-                  ×
-                </ActionIcon>
+                />
               </Group>
             ))
           : sites.map((s, i) => (
@@ -92,15 +87,10 @@ export function SettingsTab({
                     )
                   }
                 />
-                <ActionIcon
-                  variant="subtle"
-                  color="red"
-                  mb={4}
-                  aria-label={`Remove site ${s.name || i + 1}`}
+                <RemoveRow
+                  label={`Remove site ${s.name || i + 1}`}
                   onClick={() => setSites(sites.filter((_, j) => j !== i))}
-                >
-                  ×
-                </ActionIcon>
+                />
               </Group>
             ))}
         <Group>
@@ -126,5 +116,14 @@ export function SettingsTab({
         )}
       </Stack>
     </form>
+  );
+}
+
+/** The button that takes one row out of the list being edited. */
+function RemoveRow({ label, onClick }: { label: string; onClick: () => void }): ReactNode {
+  return (
+    <ActionIcon variant="subtle" color="red" mb={4} aria-label={label} onClick={onClick}>
+      ×
+    </ActionIcon>
   );
 }

@@ -32,3 +32,12 @@ export function AuthLink({ prompt, to, children }: { prompt: string; to: string;
     </Text>
   );
 }
+
+/** The way back from the password pages to sign-in. */
+export function BackToSignIn(): ReactNode {
+  return (
+    <Anchor component={Link} to="/signin" size="sm" ta="center">
+      Back to sign in
+    </Anchor>
+  );
+}

@@ -1,8 +1,7 @@
-import { Alert, Anchor, Stack, TextInput } from '@mantine/core';
+import { Alert, Stack, TextInput } from '@mantine/core';
 import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
-import { Link } from 'react-router';
-import { AuthLayout } from '../components/AuthLayout.js';
+import { AuthLayout, BackToSignIn } from '../components/AuthLayout.js';
 import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Forgot password: the server emails a link to /setpassword/{id}/{secret}. */
@@ -39,9 +38,7 @@ export function ResetPasswordPage(): ReactNode {
               </FormSubmit>
             </>
           )}
-          <Anchor component={Link} to="/signin" size="sm" ta="center">
-            Back to sign in
-          </Anchor>
+          <BackToSignIn />
         </Stack>
       </form>
     </AuthLayout>

@@ -1,8 +1,8 @@
-import { Alert, Anchor, Button, PasswordInput, Stack } from '@mantine/core';
+import { Alert, Button, PasswordInput, Stack } from '@mantine/core';
 import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
-import { AuthLayout } from '../components/AuthLayout.js';
+import { AuthLayout, BackToSignIn } from '../components/AuthLayout.js';
 import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Sets a new password from an emailed link (POST /auth/setpassword). */
@@ -55,9 +55,7 @@ export function SetPasswordPage(): ReactNode {
             <FormSubmit busy={busy} error={error}>
               Set password
             </FormSubmit>
-            <Anchor component={Link} to="/signin" size="sm" ta="center">
-              Back to sign in
-            </Anchor>
+            <BackToSignIn />
           </Stack>
         </form>
       )}
