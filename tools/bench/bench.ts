@@ -9,7 +9,8 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { BenchClient } from './http.js';
-import { runLoad, median, type LoadResult, type Operation } from './load.js';
+import { runLoad, median, type LoadResult } from './load.js';
+import type { BenchContext, Scenario } from './scenario.js';
 import { processCpuMs, startServer, type BenchServer } from './server.js';
 import { signIn } from './auth.js';
 import { coreScenarios } from './scenarios-core.js';
@@ -18,37 +19,6 @@ import { automationScenarios } from './scenarios-automation.js';
 import { terminologyScenarios } from './scenarios-terminology.js';
 import { processesScenarios } from './scenarios-processes.js';
 import { unanalyzedScenarios } from './scenarios-unanalyzed.js';
-
-export interface Scenario {
-  name: string;
-  /** What the rate counts: requests, or resources for bulk workloads. */
-  unit: 'req/s' | 'resources/s' | 'notifications/s';
-  /** Target from the issues, for the report. */
-  target?: string;
-  op: Operation;
-  concurrency?: number;
-  /** Runs once before the scenario is measured. */
-  setup?: () => Promise<void>;
-  /** Measures one run itself instead of the closed-loop runner (paced workloads). */
-  measure?: (seconds: number) => Promise<LoadResult>;
-  /** Sees the scenario's result (median of the runs). */
-  after?: (result: LoadResult) => void;
-  /** CPU time of the server processes the workload uses, in ms, when not only the one the benchmark started. */
-  serverCpuMs?: () => number | undefined;
-}
-
-export interface BenchContext {
-  client: BenchClient;
-  concurrency: number;
-  scale: number;
-  log(message: string): void;
-  /** The server's database, when known: workloads refresh planner statistics after seeding. */
-  databaseUrl?: string;
-  /** CPU used so far by the server process and the database's backends, in ms (undefined where unreadable). */
-  cpuMs?: () => Promise<{ server?: number; db?: number }>;
-  /** Runs once the benchmark is over, before the server stops (extra server processes stop here). */
-  onFinish(cleanup: () => Promise<void>): void;
-}
 
 const { values: args } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BenchContext, Scenario } from './bench.js';
+import type { BenchContext, Scenario } from './scenario.js';
 import { median, runLoad, type LoadResult } from './load.js';
 
 /**

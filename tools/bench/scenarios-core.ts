@@ -1,6 +1,5 @@
-import type { BenchContext, Scenario } from './bench.js';
 import { makePatient, makePatientTransaction, prng } from './data.js';
-import { analyze } from './scenarios-search.js';
+import { analyze, type BenchContext, type Scenario } from './scenario.js';
 
 /** Issue 2's workloads: create, read, update, history and a 150-entry transaction. */
 export async function coreScenarios(ctx: BenchContext): Promise<Scenario[]> {

@@ -1,9 +1,8 @@
-import type { BenchContext, Scenario } from './bench.js';
 import { signIn } from './auth.js';
 import { makePatient, prng } from './data.js';
 import { BenchClient } from './http.js';
 import { runLoad } from './load.js';
-import { analyze } from './scenarios-search.js';
+import { analyze, type BenchContext, type Scenario } from './scenario.js';
 import { startServer, type BenchServer } from './server.js';
 
 /** Workers send to process (worker mod processes): the concurrency is split evenly between them. */

@@ -1,10 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BenchContext, Scenario } from './bench.js';
 import { IDENTIFIER_SYSTEM, makePatientTransaction, OBSERVATION_CODES, prng } from './data.js';
 import { runLoad, type LoadResult } from './load.js';
-import pg from 'pg';
+import { analyze, type BenchContext, type Scenario } from './scenario.js';
 
 const GRAPHQL_LIST_WITH_SUBJECTS = `query($code: [token]) {
   ObservationList(code: $code, date: "ge2020", _sort: "-date", _count: 20) {
@@ -12,26 +11,6 @@ const GRAPHQL_LIST_WITH_SUBJECTS = `query($code: [token]) {
     subject { reference resource { ... on Patient { id birthDate name { family given } } } }
   }
 }`;
-
-/**
- * ANALYZE after the bulk load, as an operator would (docs/adr/0002-search-index.md): until
- * autovacuum gets to it, the planner plans on the statistics of nearly empty tables.
- */
-export async function analyze(ctx: BenchContext): Promise<void> {
-  if (!ctx.databaseUrl) {
-    ctx.log('no database URL: plans may be off until autovacuum analyzes the seeded tables');
-    return;
-  }
-  const db = new pg.Client({ connectionString: ctx.databaseUrl });
-  await db.connect();
-  try {
-    const started = Date.now();
-    await db.query('ANALYZE');
-    ctx.log(`ANALYZE after seeding: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  } finally {
-    await db.end();
-  }
-}
 
 /**
  * The p50 of each workload per scale, kept between runs (HEARTH_BENCH_P50_FILE, else in the

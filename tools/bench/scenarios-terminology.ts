@@ -1,4 +1,4 @@
-import type { BenchContext, Scenario } from './bench.js';
+import type { BenchContext, Scenario } from './scenario.js';
 import { prng } from './data.js';
 
 /** Syllables of the generated displays: words that share prefixes, as clinical terms do. */

@@ -1,7 +1,7 @@
 import pg from 'pg';
-import type { BenchContext, Scenario } from './bench.js';
 import type { LoadResult } from './load.js';
-import { analyze, searchWorkloads, seedSearchData } from './scenarios-search.js';
+import { analyze, type BenchContext, type Scenario } from './scenario.js';
+import { searchWorkloads, seedSearchData } from './scenarios-search.js';
 
 /** The database's CPU time per operation of a measured workload (bench.ts passes its figures to `after`). */
 function cpuOf(result: LoadResult): number {

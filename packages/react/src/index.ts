@@ -2,6 +2,7 @@ export { HearthProvider, useHearth, useHearthContext, useMetadata, useProfile } 
 export type { HearthContextValue, HearthProviderProps, Navigate } from './provider/HearthProvider.js';
 export { errorMessage, outcomeOf, useAsync, useResource, useSearch, type AsyncState } from './provider/hooks.js';
 export * from './provider/metadata.js';
+export { useAction, type ActionState } from './provider/use-action.js';
 export { AttachmentInput, type AttachmentInputProps } from './AttachmentInput/AttachmentInput.js';
 export { CodeableConceptInput, type CodeableConceptInputProps } from './CodeableConceptInput/CodeableConceptInput.js';
 export { CodingInput, useValueSetSearch, type CodingInputProps } from './CodingInput/CodingInput.js';

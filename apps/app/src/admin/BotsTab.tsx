@@ -1,9 +1,9 @@
-import { Button, Paper, Stack, Table, TextInput, Title } from '@mantine/core';
+import { Paper, Stack, Table, TextInput, Title } from '@mantine/core';
 import type { Bot } from '@hearth/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { useAction } from '../use-action.js';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Bots: the list and a create form (POST /admin/projects/{id}/bot), opening the editor. */
 export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] }): ReactNode {
@@ -11,7 +11,7 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
   const navigate = useNavigate();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   return (
     <Stack>
       <Table striped aria-label="Bots">
@@ -39,13 +39,10 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
           New bot
         </Title>
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            await runAction(async () => {
-              const bot = await client.createBot(projectId, { name, description: description || undefined });
-              navigate(`/admin/bots/${bot.id}`);
-            });
-          }}
+          onSubmit={submit(async () => {
+            const bot = await client.createBot(projectId, { name, description: description || undefined });
+            navigate(`/admin/bots/${bot.id}`);
+          })}
         >
           <Stack gap="sm">
             <TextInput label="Bot name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
@@ -54,10 +51,9 @@ export function BotsTab({ projectId, bots }: { projectId: string; bots: Bot[] })
               value={description}
               onChange={(e) => setDescription(e.currentTarget.value)}
             />
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy} w="fit-content">
+            <FormSubmit busy={busy} error={error} w="fit-content">
               Create bot
-            </Button>
+            </FormSubmit>
           </Stack>
         </form>
       </Paper>

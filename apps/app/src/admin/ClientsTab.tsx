@@ -1,9 +1,10 @@
 import { Alert, Button, Code, CopyButton, Group, Paper, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import type { ClientApplication } from '@hearth/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
-import { useAction } from '../use-action.js';
+import { useFields } from '../use-fields.js';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Client applications: the list, and a create form whose answer shows the secret once. */
 export function ClientsTab(props: {
@@ -13,9 +14,9 @@ export function ClientsTab(props: {
 }): ReactNode {
   const { projectId, clients } = props;
   const client = useHearth();
-  const [form, setForm] = useState({ name: '', description: '', redirectUri: '' });
+  const form = useFields({ name: '', description: '', redirectUri: '' });
   const [created, setCreated] = useState<ClientApplication | undefined>(undefined);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   return (
     <Stack>
       <Table striped aria-label="Client applications">
@@ -72,42 +73,24 @@ export function ClientsTab(props: {
           New client
         </Title>
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            await runAction(async () => {
-              const result = await client.createClient(projectId, {
-                name: form.name,
-                description: form.description || undefined,
-                redirectUri: form.redirectUri || undefined,
-              });
-              setCreated(result);
-              setForm({ name: '', description: '', redirectUri: '' });
-              props.onChanged();
+          onSubmit={submit(async () => {
+            const result = await client.createClient(projectId, {
+              name: form.values.name,
+              description: form.values.description || undefined,
+              redirectUri: form.values.redirectUri || undefined,
             });
-          }}
+            setCreated(result);
+            form.setValues({ name: '', description: '', redirectUri: '' });
+            props.onChanged();
+          })}
         >
           <Stack gap="sm">
-            <TextInput
-              label="Client name"
-              required
-              value={form.name}
-              onChange={(e) => setForm({ ...form, name: e.currentTarget.value })}
-            />
-            <TextInput
-              label="Description"
-              value={form.description}
-              onChange={(e) => setForm({ ...form, description: e.currentTarget.value })}
-            />
-            <TextInput
-              label="Redirect URI"
-              type="url"
-              value={form.redirectUri}
-              onChange={(e) => setForm({ ...form, redirectUri: e.currentTarget.value })}
-            />
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy} w="fit-content">
+            <TextInput label="Client name" required {...form.text('name')} />
+            <TextInput label="Description" {...form.text('description')} />
+            <TextInput label="Redirect URI" type="url" {...form.text('redirectUri')} />
+            <FormSubmit busy={busy} error={error} w="fit-content">
               Create client
-            </Button>
+            </FormSubmit>
           </Stack>
         </form>
       </Paper>

@@ -1,9 +1,9 @@
 import { Button, Checkbox, Group, Loader, Modal, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
 import type { Resource } from '@hearth/core';
-import { OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
-import { useState, type ReactNode } from 'react';
+import { OperationOutcomeAlert, useAction, useAsync, useHearth } from '@hearth/react';
+import type { ReactNode } from 'react';
 import type { ProjectAdminDetails } from './types.js';
-import { useAction } from '../use-action.js';
+import { useFields } from '../use-fields.js';
 
 export type Member = ProjectAdminDetails['members'][number];
 
@@ -29,67 +29,58 @@ export function EditMemberModal(props: {
     async () => (await client.searchResources('AccessPolicy', { _count: '200' }, { cache: 'no-cache' })) as Resource[],
     'member-policies',
   );
-  const [form, setForm] = useState({
+  const form = useFields({
     display: member.profile?.display ?? '',
     admin: member.admin === true,
     active: member.active !== false,
     accessPolicy: member.accessPolicy?.reference ?? '',
   });
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   const options = [
     { value: '', label: 'None' },
     ...(policies.data ?? []).map((p) => ({ value: `AccessPolicy/${p.id}`, label: String(p.name ?? p.id) })),
   ];
   // A policy the list did not return (more than 200, or unreadable) still shows as selected.
-  if (form.accessPolicy && !options.some((o) => o.value === form.accessPolicy)) {
-    options.push({ value: form.accessPolicy, label: member.accessPolicy?.display ?? form.accessPolicy });
+  if (form.values.accessPolicy && !options.some((o) => o.value === form.values.accessPolicy)) {
+    options.push({ value: form.values.accessPolicy, label: member.accessPolicy?.display ?? form.values.accessPolicy });
   }
   return (
     <Modal opened onClose={props.onClose} title={`Edit member: ${memberName(member)}`}>
       <form
         aria-label="Edit member"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await runAction(async () => {
-            await client.updateProjectMember(projectId, {
-              id: member.id,
-              admin: form.admin,
-              active: form.active,
-              accessPolicy: form.accessPolicy ? { reference: form.accessPolicy } : null,
-              ...(member.profile ? { profile: { display: form.display.trim() } } : {}),
-            });
-            props.onSaved();
+        onSubmit={submit(async () => {
+          await client.updateProjectMember(projectId, {
+            id: member.id,
+            admin: form.values.admin,
+            active: form.values.active,
+            accessPolicy: form.values.accessPolicy ? { reference: form.values.accessPolicy } : null,
+            ...(member.profile ? { profile: { display: form.values.display.trim() } } : {}),
           });
-        }}
+          props.onSaved();
+        })}
       >
         <Stack gap="sm">
           {member.profile && (
             <TextInput
               label="Display name"
               description="How this member is labelled in lists; empty shows the profile's own name"
-              value={form.display}
-              onChange={(e) => setForm({ ...form, display: e.currentTarget.value })}
+              {...form.text('display')}
             />
           )}
-          <Checkbox
-            label="Project admin"
-            checked={form.admin}
-            onChange={(e) => setForm({ ...form, admin: e.currentTarget.checked })}
-          />
+          <Checkbox label="Project admin" {...form.checkbox('admin')} />
           <Switch
             label="Active"
             description="An inactive member cannot sign in to this project"
-            checked={form.active}
-            onChange={(e) => setForm({ ...form, active: e.currentTarget.checked })}
+            {...form.checkbox('active')}
           />
           <Select
             label="Access policy"
             data={options}
-            value={form.accessPolicy}
+            value={form.values.accessPolicy}
             allowDeselect={false}
             disabled={policies.loading && !policies.data}
             rightSection={policies.loading && !policies.data ? <Loader size="xs" /> : undefined}
-            onChange={(v) => setForm({ ...form, accessPolicy: v ?? '' })}
+            onChange={(v) => form.setValues({ ...form.values, accessPolicy: v ?? '' })}
           />
           {!!member.access?.length && (
             <Text size="sm" c="dimmed">

@@ -1,8 +1,7 @@
 import { ActionIcon, Button, Group, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import type { Project, ProjectSetting, ProjectSite } from '@hearth/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
-import { useAction } from '../use-action.js';
 
 /**
  * Project secrets (name/value pairs bots read from event.secrets) or sites (domains that sign
@@ -20,21 +19,18 @@ export function SettingsTab({
   const client = useHearth();
   const [secrets, setSecrets] = useState<ProjectSetting[]>(project.secret ?? []);
   const [sites, setSites] = useState<ProjectSite[]>(project.site ?? []);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   const [saved, setSaved] = useState(false);
   const rows = kind === 'secrets' ? secrets : sites;
   return (
     <form
-      onSubmit={async (e) => {
-        e.preventDefault();
+      onSubmit={submit(async () => {
         setSaved(false);
-        await runAction(async () => {
-          const body = kind === 'secrets' ? secrets.filter((s) => s.name) : sites.filter((s) => s.name);
-          await client.post(`admin/projects/${project.id}/${kind}`, body, 'application/json');
-          setSaved(true);
-          onSaved();
-        });
-      }}
+        const body = kind === 'secrets' ? secrets.filter((s) => s.name) : sites.filter((s) => s.name);
+        await client.post(`admin/projects/${project.id}/${kind}`, body, 'application/json');
+        setSaved(true);
+        onSaved();
+      })}
     >
       <Stack maw={760}>
         {rows.length === 0 && <Text c="dimmed">No {kind} yet.</Text>}
@@ -58,15 +54,10 @@ export function SettingsTab({
                     )
                   }
                 />
-                <ActionIcon
-                  variant="subtle"
-                  color="red"
-                  mb={4}
-                  aria-label={`Remove secret ${s.name || i + 1}`}
+                <RemoveRow
+                  label={`Remove secret ${s.name || i + 1}`}
                   onClick={() => setSecrets(secrets.filter((_, j) => j !== i))}
-                >
-                  ×
-                </ActionIcon>
+                />
               </Group>
             ))
           : sites.map((s, i) => (
@@ -96,15 +87,10 @@ export function SettingsTab({
                     )
                   }
                 />
-                <ActionIcon
-                  variant="subtle"
-                  color="red"
-                  mb={4}
-                  aria-label={`Remove site ${s.name || i + 1}`}
+                <RemoveRow
+                  label={`Remove site ${s.name || i + 1}`}
                   onClick={() => setSites(sites.filter((_, j) => j !== i))}
-                >
-                  ×
-                </ActionIcon>
+                />
               </Group>
             ))}
         <Group>
@@ -130,5 +116,14 @@ export function SettingsTab({
         )}
       </Stack>
     </form>
+  );
+}
+
+/** The button that takes one row out of the list being edited. */
+function RemoveRow({ label, onClick }: { label: string; onClick: () => void }): ReactNode {
+  return (
+    <ActionIcon variant="subtle" color="red" mb={4} aria-label={label} onClick={onClick}>
+      ×
+    </ActionIcon>
   );
 }

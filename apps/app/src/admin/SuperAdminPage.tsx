@@ -13,10 +13,9 @@ import {
   Title,
 } from '@mantine/core';
 import { formatDateTime, type Project } from '@hearth/core';
-import { JsonView, OperationOutcomeAlert, useAsync, useHearth } from '@hearth/react';
+import { JsonView, OperationOutcomeAlert, useAction, useAsync, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { isSuperAdmin, useSession } from '../session.js';
-import { useAction } from '../use-action.js';
 
 /** Super admin: every project, and the maintenance actions of /admin/super/*. */
 export function SuperAdminPage(): ReactNode {

@@ -12,11 +12,11 @@ import {
   Title,
   VisuallyHidden,
 } from '@mantine/core';
-import { OperationOutcomeAlert, ResourceBadge, useHearth } from '@hearth/react';
+import { OperationOutcomeAlert, ResourceBadge, useAction, useHearth } from '@hearth/react';
 import type { ProjectAdminDetails } from './types.js';
 import { useState, type ReactNode } from 'react';
 import { EditMemberModal, memberName, RemoveMemberModal, type Member } from './MemberModals.js';
-import { useAction } from '../use-action.js';
+import { useFields } from '../use-fields.js';
 
 /**
  * Project members (from GET /admin/projects/{id}) with their edit and remove actions
@@ -33,7 +33,7 @@ export function UsersTab(props: {
   const [editing, setEditing] = useState<Member | undefined>(undefined);
   const [removing, setRemoving] = useState<Member | undefined>(undefined);
   const client = useHearth();
-  const [form, setForm] = useState({
+  const form = useFields({
     resourceType: 'Practitioner',
     firstName: '',
     lastName: '',
@@ -41,7 +41,7 @@ export function UsersTab(props: {
     admin: false,
     sendEmail: false,
   });
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   const [invited, setInvited] = useState<string | undefined>(undefined);
   return (
     <Stack>
@@ -135,62 +135,35 @@ export function UsersTab(props: {
           Invite a user
         </Title>
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            await runAction(async () => {
-              const { admin, ...rest } = form;
-              const membership = await client.invite(projectId, {
-                ...rest,
-                resourceType: rest.resourceType as 'Practitioner',
-                email: rest.email.trim(),
-                membership: { admin },
-              });
-              setInvited(`${form.firstName} ${form.lastName} (${membership.id ?? 'invited'})`);
-              setForm({ ...form, firstName: '', lastName: '', email: '' });
-              props.onChanged();
+          onSubmit={submit(async () => {
+            const { admin, ...rest } = form.values;
+            const membership = await client.invite(projectId, {
+              ...rest,
+              resourceType: rest.resourceType as 'Practitioner',
+              email: rest.email.trim(),
+              membership: { admin },
             });
-          }}
+            setInvited(`${form.values.firstName} ${form.values.lastName} (${membership.id ?? 'invited'})`);
+            form.setValues({ ...form.values, firstName: '', lastName: '', email: '' });
+            props.onChanged();
+          })}
         >
           <Stack gap="sm">
             <Select
               label="Profile type"
               data={['Practitioner', 'Patient', 'RelatedPerson']}
-              value={form.resourceType}
+              value={form.values.resourceType}
               allowDeselect={false}
-              onChange={(v) => v && setForm({ ...form, resourceType: v })}
+              onChange={(v) => v && form.setValues({ ...form.values, resourceType: v })}
             />
             <Group grow>
-              <TextInput
-                label="First name"
-                required
-                value={form.firstName}
-                onChange={(e) => setForm({ ...form, firstName: e.currentTarget.value })}
-              />
-              <TextInput
-                label="Last name"
-                required
-                value={form.lastName}
-                onChange={(e) => setForm({ ...form, lastName: e.currentTarget.value })}
-              />
+              <TextInput label="First name" required {...form.text('firstName')} />
+              <TextInput label="Last name" required {...form.text('lastName')} />
             </Group>
-            <TextInput
-              label="Email"
-              type="email"
-              required
-              value={form.email}
-              onChange={(e) => setForm({ ...form, email: e.currentTarget.value })}
-            />
+            <TextInput label="Email" type="email" required {...form.text('email')} />
             <Group>
-              <Checkbox
-                label="Project admin"
-                checked={form.admin}
-                onChange={(e) => setForm({ ...form, admin: e.currentTarget.checked })}
-              />
-              <Checkbox
-                label="Send invitation email"
-                checked={form.sendEmail}
-                onChange={(e) => setForm({ ...form, sendEmail: e.currentTarget.checked })}
-              />
+              <Checkbox label="Project admin" {...form.checkbox('admin')} />
+              <Checkbox label="Send invitation email" {...form.checkbox('sendEmail')} />
             </Group>
             <OperationOutcomeAlert error={error} />
             {invited && (

@@ -1,5 +1,6 @@
-import { Center, Paper, Stack, Text, Title } from '@mantine/core';
+import { Anchor, Center, Paper, Stack, Text, Title } from '@mantine/core';
 import type { ReactNode } from 'react';
+import { Link } from 'react-router';
 
 /** The centred card of the sign-in, register and password pages. */
 export function AuthLayout({ title, children }: { title: string; children: ReactNode }): ReactNode {
@@ -17,5 +18,26 @@ export function AuthLayout({ title, children }: { title: string; children: React
         </Stack>
       </Paper>
     </Center>
+  );
+}
+
+/** The line under an auth form that leads to another auth page: "New here? Register a project". */
+export function AuthLink({ prompt, to, children }: { prompt: string; to: string; children: ReactNode }): ReactNode {
+  return (
+    <Text size="sm" ta="center">
+      {prompt}{' '}
+      <Anchor component={Link} to={to}>
+        {children}
+      </Anchor>
+    </Text>
+  );
+}
+
+/** The way back from the password pages to sign-in. */
+export function BackToSignIn(): ReactNode {
+  return (
+    <Anchor component={Link} to="/signin" size="sm" ta="center">
+      Back to sign in
+    </Anchor>
   );
 }

@@ -1,26 +1,22 @@
-import { Alert, Anchor, Button, Stack, TextInput } from '@mantine/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { Alert, Stack, TextInput } from '@mantine/core';
+import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
-import { Link } from 'react-router';
-import { AuthLayout } from '../components/AuthLayout.js';
-import { useAction } from '../use-action.js';
+import { AuthLayout, BackToSignIn } from '../components/AuthLayout.js';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Forgot password: the server emails a link to /setpassword/{id}/{secret}. */
 export function ResetPasswordPage(): ReactNode {
   const client = useHearth();
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState(false);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
   return (
     <AuthLayout title="Reset your password">
       <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await runAction(async () => {
-            await client.post('auth/resetpassword', { email: email.trim() }, 'application/json', { noAuth: true });
-            setSent(true);
-          });
-        }}
+        onSubmit={submit(async () => {
+          await client.post('auth/resetpassword', { email: email.trim() }, 'application/json', { noAuth: true });
+          setSent(true);
+        })}
       >
         <Stack>
           {sent ? (
@@ -37,15 +33,12 @@ export function ResetPasswordPage(): ReactNode {
                 value={email}
                 onChange={(e) => setEmail(e.currentTarget.value)}
               />
-              <OperationOutcomeAlert error={error} />
-              <Button type="submit" loading={busy}>
+              <FormSubmit busy={busy} error={error}>
                 Send reset link
-              </Button>
+              </FormSubmit>
             </>
           )}
-          <Anchor component={Link} to="/signin" size="sm" ta="center">
-            Back to sign in
-          </Anchor>
+          <BackToSignIn />
         </Stack>
       </form>
     </AuthLayout>

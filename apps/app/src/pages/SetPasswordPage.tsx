@@ -1,9 +1,9 @@
-import { Alert, Anchor, Button, PasswordInput, Stack } from '@mantine/core';
-import { OperationOutcomeAlert, useHearth } from '@hearth/react';
+import { Alert, Button, PasswordInput, Stack } from '@mantine/core';
+import { useAction, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
-import { AuthLayout } from '../components/AuthLayout.js';
-import { useAction } from '../use-action.js';
+import { AuthLayout, BackToSignIn } from '../components/AuthLayout.js';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 /** Sets a new password from an emailed link (POST /auth/setpassword). */
 export function SetPasswordPage(): ReactNode {
@@ -52,13 +52,10 @@ export function SetPasswordPage(): ReactNode {
               error={mismatch ? 'The passwords differ' : undefined}
               onChange={(e) => setConfirm(e.currentTarget.value)}
             />
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy}>
+            <FormSubmit busy={busy} error={error}>
               Set password
-            </Button>
-            <Anchor component={Link} to="/signin" size="sm" ta="center">
-              Back to sign in
-            </Anchor>
+            </FormSubmit>
+            <BackToSignIn />
           </Stack>
         </form>
       )}

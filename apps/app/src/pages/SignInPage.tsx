@@ -1,15 +1,15 @@
-import { Anchor, Button, Checkbox, Group, PasswordInput, Radio, Stack, Text, TextInput } from '@mantine/core';
+import { Anchor, Checkbox, Group, PasswordInput, Radio, Stack, Text, TextInput } from '@mantine/core';
 import {
   computeCodeChallenge,
   generateCodeVerifier,
   type LoginAuthenticationResponse,
   type ProjectMembership,
 } from '@hearth/core';
-import { OperationOutcomeAlert, useHearthContext } from '@hearth/react';
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useAction, useHearthContext } from '@hearth/react';
+import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { AuthLayout } from '../components/AuthLayout.js';
-import { useAction } from '../use-action.js';
+import { AuthLayout, AuthLink } from '../components/AuthLayout.js';
+import { FormSubmit } from '../components/FormSubmit.js';
 
 type Step =
   | { kind: 'credentials' }
@@ -28,7 +28,7 @@ export function SignInPage(): ReactNode {
   const [remember, setRemember] = useState(false);
   const [mfaCode, setMfaCode] = useState('');
   const [membership, setMembership] = useState<string | null>(null);
-  const { busy, error, run: runAction } = useAction();
+  const { busy, error, submit } = useAction();
 
   async function next(response: LoginAuthenticationResponse, codeVerifier: string): Promise<void> {
     if (response.code) {
@@ -46,18 +46,11 @@ export function SignInPage(): ReactNode {
     }
   }
 
-  async function run(e: FormEvent, action: () => Promise<void>): Promise<void> {
-    e.preventDefault();
-    await runAction(action);
-  }
-
   if (step.kind === 'mfa') {
     return (
       <AuthLayout title="Second factor">
         <form
-          onSubmit={(e) =>
-            run(e, async () => next(await client.verifyMfa(step.login, mfaCode.trim(), step.enroll), verifier))
-          }
+          onSubmit={submit(async () => next(await client.verifyMfa(step.login, mfaCode.trim(), step.enroll), verifier))}
         >
           <Stack>
             {step.enroll && step.qr && (
@@ -79,10 +72,9 @@ export function SignInPage(): ReactNode {
               value={mfaCode}
               onChange={(e) => setMfaCode(e.currentTarget.value)}
             />
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy}>
+            <FormSubmit busy={busy} error={error}>
               Verify
-            </Button>
+            </FormSubmit>
           </Stack>
         </form>
       </AuthLayout>
@@ -93,9 +85,7 @@ export function SignInPage(): ReactNode {
     return (
       <AuthLayout title="Choose a project">
         <form
-          onSubmit={(e) =>
-            run(e, async () => next(await client.chooseProfile(step.login, membership as string), verifier))
-          }
+          onSubmit={submit(async () => next(await client.chooseProfile(step.login, membership as string), verifier))}
         >
           <Stack>
             <Radio.Group value={membership} onChange={setMembership} label="Projects you belong to" required>
@@ -109,10 +99,9 @@ export function SignInPage(): ReactNode {
                 ))}
               </Stack>
             </Radio.Group>
-            <OperationOutcomeAlert error={error} />
-            <Button type="submit" loading={busy} disabled={!membership}>
+            <FormSubmit busy={busy} error={error} disabled={!membership}>
               Continue
-            </Button>
+            </FormSubmit>
           </Stack>
         </form>
       </AuthLayout>
@@ -122,21 +111,19 @@ export function SignInPage(): ReactNode {
   return (
     <AuthLayout title="Sign in">
       <form
-        onSubmit={(e) =>
-          run(e, async () => {
-            const codeVerifier = generateCodeVerifier();
-            setVerifier(codeVerifier);
-            const response = await client.startLogin({
-              email: email.trim(),
-              password,
-              remember,
-              projectId: params.get('project') ?? undefined,
-              codeChallenge: await computeCodeChallenge(codeVerifier),
-              codeChallengeMethod: 'S256',
-            });
-            await next(response, codeVerifier);
-          })
-        }
+        onSubmit={submit(async () => {
+          const codeVerifier = generateCodeVerifier();
+          setVerifier(codeVerifier);
+          const response = await client.startLogin({
+            email: email.trim(),
+            password,
+            remember,
+            projectId: params.get('project') ?? undefined,
+            codeChallenge: await computeCodeChallenge(codeVerifier),
+            codeChallengeMethod: 'S256',
+          });
+          await next(response, codeVerifier);
+        })}
       >
         <Stack>
           <TextInput
@@ -161,16 +148,12 @@ export function SignInPage(): ReactNode {
               Forgot password?
             </Anchor>
           </Group>
-          <OperationOutcomeAlert error={error} />
-          <Button type="submit" loading={busy}>
+          <FormSubmit busy={busy} error={error}>
             Sign in
-          </Button>
-          <Text size="sm" ta="center">
-            New here?{' '}
-            <Anchor component={Link} to="/register">
-              Register a project
-            </Anchor>
-          </Text>
+          </FormSubmit>
+          <AuthLink prompt="New here?" to="/register">
+            Register a project
+          </AuthLink>
         </Stack>
       </form>
     </AuthLayout>

@@ -5,21 +5,14 @@ import type { AuthDeps } from './deps.js';
 import { appBaseUrl } from './deps.js';
 import type { AuthenticatedClient } from './clients.js';
 import { auditLogin } from './audit.js';
-import {
-  checkLoginParams,
-  loadClient,
-  startLogin,
-  type LoginParams,
-  type LoginResponse,
-  type RequestInfo,
-} from './login-flow.js';
+import { checkLoginParams, loadClient, startLogin, type LoginParams, type RequestInfo } from './login-flow.js';
 import { oauthFail } from './oauth-error.js';
 import { checkEndpoint, idpErrorMessage, providerConfiguration, type IdpOwner } from './external-idp-client.js';
 import { isKnownScope, splitScope } from './access/scopes.js';
 import { resolveMembership } from './session.js';
 import { findDomainConfiguration, findMembershipsOfUser, findUserByEmail } from './store.js';
 import { signTokens, type TokenResponse } from './tokens.js';
-import type { ClientApplication, IdentityProviderConfig, Login, User } from './types.js';
+import type { ClientApplication, IdentityProviderConfig, Login, LoginResponse, User } from './types.js';
 
 const PENDING_TYP = 'external-signin+jwt';
 /** How long a sign-in may stay at the identity provider. */

@@ -6,7 +6,14 @@ import { newRefreshSecret } from './tokens.js';
 import { findMembershipsOfUser, readByReference } from './store.js';
 import { mfaStep } from './mfa.js';
 import { auditLogin } from './audit.js';
-import { type ClientApplication, type Login, type Project, type ProjectMembership, type User } from './types.js';
+import {
+  type ClientApplication,
+  type Login,
+  type LoginResponse,
+  type Project,
+  type ProjectMembership,
+  type User,
+} from './types.js';
 
 /** The spec's LoginRequest fields, shared by every way of signing in. */
 export interface LoginParams {
@@ -20,19 +27,6 @@ export interface LoginParams {
   resourceType?: string;
   redirectUri?: string;
   remember?: boolean;
-}
-
-/** What /auth/login (and every step after it) answers. */
-export interface LoginResponse {
-  login: string;
-  code?: string;
-  memberships?: ProjectMembership[];
-  mfaRequired?: boolean;
-  mfaEnrollRequired?: boolean;
-  /** The otpauth:// URI to enrol with. */
-  enrollUri?: string;
-  /** The same URI as a QR code image (PNG data URL). */
-  enrollQrCode?: string;
 }
 
 /** A sign-in must be finished (profile chosen, second factor given, code exchanged) this long after it began. */

@@ -3,10 +3,9 @@ import QRCode from 'qrcode';
 import { badRequest, fail } from '@hearth/core';
 import type { Queryable } from '../platform/postgres.js';
 import type { AuthDeps } from './deps.js';
-import type { Login, Project, User } from './types.js';
+import type { Login, LoginResponse, Project, User } from './types.js';
 import { hitCounter } from './counters.js';
 import { auditLogin } from './audit.js';
-import type { LoginResponse } from './login-flow.js';
 
 /** TOTP (RFC 6238): 30-second steps, one step of clock drift either way. */
 authenticator.options = { window: 1 };

@@ -121,6 +121,19 @@ export interface Login extends Resource {
   extension?: { url: string; valueUri?: string; valueBoolean?: boolean; valueString?: string; valueInstant?: string }[];
 }
 
+/** What /auth/login (and every step after it) answers. */
+export interface LoginResponse {
+  login: string;
+  code?: string;
+  memberships?: ProjectMembership[];
+  mfaRequired?: boolean;
+  mfaEnrollRequired?: boolean;
+  /** The otpauth:// URI to enrol with. */
+  enrollUri?: string;
+  /** The same URI as a QR code image (PNG data URL). */
+  enrollQrCode?: string;
+}
+
 export interface AccessPolicyResourceRule {
   resourceType: string;
   compartment?: Reference;

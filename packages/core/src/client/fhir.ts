@@ -53,9 +53,7 @@ export class FhirClient extends AuthClient {
   /** Creates a resource (POST [type]); resolves with it as stored, with id and meta. */
   async createResource<T extends AnyResource>(resource: T, options?: RequestOptions): Promise<WrittenResource<T>> {
     const type = requireType(resource);
-    const created = await this.post<WrittenResource<T>>(this.fhirUrl(type), resource, undefined, options);
-    this.remember(created);
-    return created;
+    return this.remember(await this.post<WrittenResource<T>>(this.fhirUrl(type), resource, undefined, options));
   }
 
   /**
@@ -69,12 +67,9 @@ export class FhirClient extends AuthClient {
   ): Promise<WrittenResource<T>> {
     const type = requireType(resource);
     const headers = { ...options?.headers, 'If-None-Exist': query.replace(/^[^?]*\?/, '') };
-    const result = await this.post<WrittenResource<T>>(this.fhirUrl(type), resource, undefined, {
-      ...options,
-      headers,
-    });
-    this.remember(result);
-    return result;
+    return this.remember(
+      await this.post<WrittenResource<T>>(this.fhirUrl(type), resource, undefined, { ...options, headers }),
+    );
   }
 
   /** Reads a resource by type and id (GET [type]/[id]). */
@@ -139,9 +134,7 @@ export class FhirClient extends AuthClient {
       headers,
     });
     // 304 Not Modified (or an empty answer under Prefer: return=minimal): the resource is as sent.
-    const result = updated ?? (resource as unknown as WrittenResource<T>);
-    this.remember(result);
-    return result;
+    return this.remember(updated ?? (resource as unknown as WrittenResource<T>));
   }
 
   /**
@@ -154,9 +147,9 @@ export class FhirClient extends AuthClient {
     options?: RequestOptions,
   ): Promise<WrittenResource<T>> {
     const type = requireType(resource);
-    const result = await this.put<WrittenResource<T>>(this.fhirSearchUrl(type, query), resource, undefined, options);
-    this.remember(result);
-    return result;
+    return this.remember(
+      await this.put<WrittenResource<T>>(this.fhirSearchUrl(type, query), resource, undefined, options),
+    );
   }
 
   /** Applies a JSON Patch (RFC 6902) to a resource (PATCH [type]/[id]). */
@@ -167,9 +160,7 @@ export class FhirClient extends AuthClient {
     options?: RequestOptions,
   ): Promise<ExtractResource<K>> {
     const url = this.fhirUrl(resourceType, requireId(id, 'patchResource'));
-    const patched = await this.patch<ExtractResource<K>>(url, JSON.stringify(operations), JSON_PATCH, options);
-    this.remember(patched);
-    return patched;
+    return this.remember(await this.patch<ExtractResource<K>>(url, JSON.stringify(operations), JSON_PATCH, options));
   }
 
   /** Deletes a resource (DELETE [type]/[id]). */
@@ -231,11 +222,12 @@ export class FhirClient extends AuthClient {
     return this.post(this.fhirBaseUrl, bundle, undefined, options);
   }
 
-  /** Keeps a resource just written as the answer to its read. */
-  private remember(written: unknown): void {
+  /** Keeps a resource just written as the answer to its read; returns it. */
+  private remember<T>(written: T): T {
     const resource = written as AnyResource | undefined;
     if (resource?.resourceType && resource.id) {
       this.cache.set(this.fhirUrl(resource.resourceType, resource.id), resource);
     }
+    return written;
   }
 }

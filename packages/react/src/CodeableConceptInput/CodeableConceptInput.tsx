@@ -3,7 +3,7 @@ import type { CodeableConcept, Coding } from '@hearth/core';
 import { useState, type ReactNode } from 'react';
 import { CodingInput, useValueSetSearch } from '../CodingInput/CodingInput.js';
 import { codingKey, codingLabel } from '../CodingInput/valueset.js';
-import { clearButtonProps } from '../util/a11y.js';
+import { serverSearchProps } from '../util/server-search.js';
 
 export interface CodeableConceptInputProps {
   label?: string;
@@ -54,15 +54,9 @@ export function CodeableConceptInput(props: CodeableConceptInputProps): ReactNod
       name={name}
       required={required}
       error={error}
-      searchable
-      clearable
-      clearButtonProps={clearButtonProps(label)}
+      {...serverSearchProps({ label, search, onSearchChange: setSearch, loading, nothingFound: 'No matching codes' })}
       data={[...byKey.entries()].map(([key, c]) => ({ value: key, label: codingLabel(c) }))}
       value={chosen.map(codingKey)}
-      searchValue={search}
-      onSearchChange={setSearch}
-      filter={({ options }) => options}
-      nothingFoundMessage={loading ? 'Searching…' : 'No matching codes'}
       onChange={(keys) => {
         const codings = keys.map((k) => byKey.get(k)).filter((c): c is Coding => !!c);
         const text = value?.text ?? (codings[0]?.display || undefined);

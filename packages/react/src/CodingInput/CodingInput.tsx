@@ -4,7 +4,7 @@ import type { Coding } from '@hearth/core';
 import { useEffect, useState, type ReactNode } from 'react';
 import { useHearth, useMetadata } from '../provider/HearthProvider.js';
 import { codingKey, codingLabel, expandValueSet } from './valueset.js';
-import { clearButtonProps } from '../util/a11y.js';
+import { serverSearchProps } from '../util/server-search.js';
 
 export interface CodingInputProps {
   label?: string;
@@ -87,15 +87,9 @@ export function CodingInput({ label, valueSet, value, onChange, error, required,
       name={name}
       required={required}
       error={error}
-      searchable
-      clearable
-      clearButtonProps={clearButtonProps(label)}
+      {...serverSearchProps({ label, search, onSearchChange: setSearch, loading, nothingFound: 'No matching codes' })}
       data={options}
       value={value?.code ? codingKey(value) : null}
-      searchValue={search}
-      onSearchChange={setSearch}
-      filter={({ options: all }) => all}
-      nothingFoundMessage={loading ? 'Searching…' : 'No matching codes'}
       onChange={(key) => {
         const chosen = [...codes, ...(value ? [value] : [])].find((c) => codingKey(c) === key);
         onChange(chosen ? { system: chosen.system, code: chosen.code, display: chosen.display } : undefined);

@@ -2,6 +2,7 @@ import { Button, Code, Group, JsonInput, ScrollArea, Stack } from '@mantine/core
 import { stableStringify, type Resource } from '@hearth/core';
 import { useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
+import { useAction } from '../provider/use-action.js';
 
 export interface JsonViewProps {
   value: unknown;
@@ -35,8 +36,7 @@ export function JsonEditor({
   label = 'Resource JSON',
 }: JsonEditorProps): ReactNode {
   const [text, setText] = useState(() => stableStringify(defaultValue, 2));
-  const [error, setError] = useState<unknown>(undefined);
-  const [saving, setSaving] = useState(false);
+  const { busy, error, run } = useAction();
   let parsed: Resource | undefined;
   let syntax: string | undefined;
   try {
@@ -49,15 +49,10 @@ export function JsonEditor({
       onSubmit={async (e) => {
         e.preventDefault();
         if (!parsed) return;
-        setSaving(true);
-        setError(undefined);
-        try {
-          await onSubmit(parsed);
-        } catch (err) {
-          setError(err);
-        } finally {
-          setSaving(false);
-        }
+        const value = parsed;
+        await run(async () => {
+          await onSubmit(value);
+        });
       }}
     >
       <Stack gap="sm">
@@ -73,7 +68,7 @@ export function JsonEditor({
         />
         <OperationOutcomeAlert error={error} />
         <Group>
-          <Button type="submit" disabled={!parsed} loading={saving}>
+          <Button type="submit" disabled={!parsed} loading={busy}>
             {submitLabel}
           </Button>
           <Button

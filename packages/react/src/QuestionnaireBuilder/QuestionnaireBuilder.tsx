@@ -14,6 +14,7 @@ import type { Questionnaire, QuestionnaireItem, QuestionnaireItemEnableWhen } fr
 import { useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { QuestionnaireForm } from '../QuestionnaireForm/QuestionnaireForm.js';
+import { useAction } from '../provider/use-action.js';
 import { clearButtonProps } from '../util/a11y.js';
 
 export interface QuestionnaireBuilderProps {
@@ -54,8 +55,7 @@ function nextLinkId(q: Questionnaire): string {
 /** Builds a Questionnaire: items (nested groups), types, options, required/repeats, enableWhen; with a live preview. */
 export function QuestionnaireBuilder({ defaultValue, onSubmit }: QuestionnaireBuilderProps): ReactNode {
   const [q, setQ] = useState<Questionnaire>({ ...defaultValue, status: defaultValue.status ?? 'draft' });
-  const [failure, setFailure] = useState<unknown>(undefined);
-  const [saving, setSaving] = useState(false);
+  const { busy, error, submit } = useAction();
   const questions = allLinkIds(q.item);
   const newItem = (): QuestionnaireItem => ({ linkId: nextLinkId(q), type: 'string', text: '' });
   return (
@@ -66,18 +66,9 @@ export function QuestionnaireBuilder({ defaultValue, onSubmit }: QuestionnaireBu
       </Tabs.List>
       <Tabs.Panel value="edit" pt="md">
         <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            setSaving(true);
-            setFailure(undefined);
-            try {
-              await onSubmit(q);
-            } catch (err) {
-              setFailure(err);
-            } finally {
-              setSaving(false);
-            }
-          }}
+          onSubmit={submit(async () => {
+            await onSubmit(q);
+          })}
         >
           <Stack>
             <Group grow>
@@ -100,9 +91,9 @@ export function QuestionnaireBuilder({ defaultValue, onSubmit }: QuestionnaireBu
               onChange={(item) => setQ({ ...q, item })}
               newItem={newItem}
             />
-            {failure !== undefined && <OperationOutcomeAlert error={failure} />}
+            {error !== undefined && <OperationOutcomeAlert error={error} />}
             <Group>
-              <Button type="submit" loading={saving}>
+              <Button type="submit" loading={busy}>
                 Save questionnaire
               </Button>
             </Group>

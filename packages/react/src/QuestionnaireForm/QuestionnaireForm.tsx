@@ -2,6 +2,7 @@ import { ActionIcon, Button, Fieldset, Group, Stack, Text, Title } from '@mantin
 import type { Questionnaire, QuestionnaireItem, QuestionnaireResponse, Reference } from '@hearth/core';
 import { useMemo, useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
+import { useAction } from '../provider/use-action.js';
 import { AnswerInput } from './AnswerInput.js';
 import {
   buildResponse,
@@ -32,9 +33,8 @@ export function QuestionnaireForm({
   submitLabel = 'Submit',
 }: QuestionnaireFormProps): ReactNode {
   const [items, setItems] = useState<ResponseItem[]>(() => initialItems(questionnaire.item));
-  const [failure, setFailure] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   const [missing, setMissing] = useState<string[]>([]);
-  const [saving, setSaving] = useState(false);
   const answers = useMemo(() => collectAnswers(items), [items]);
 
   return (
@@ -46,15 +46,9 @@ export function QuestionnaireForm({
         const absent = missingRequired(questionnaire.item, items, answers);
         setMissing(absent);
         if (absent.length) return;
-        setSaving(true);
-        setFailure(undefined);
-        try {
+        await run(async () => {
           await onSubmit(buildResponse(questionnaire, items, subject));
-        } catch (err) {
-          setFailure(err);
-        } finally {
-          setSaving(false);
-        }
+        });
       }}
     >
       <Stack gap="md">
@@ -71,9 +65,9 @@ export function QuestionnaireForm({
             Please answer the required questions.
           </Text>
         )}
-        {failure !== undefined && <OperationOutcomeAlert error={failure} />}
+        {error !== undefined && <OperationOutcomeAlert error={error} />}
         <Group>
-          <Button type="submit" loading={saving}>
+          <Button type="submit" loading={busy}>
             {submitLabel}
           </Button>
         </Group>

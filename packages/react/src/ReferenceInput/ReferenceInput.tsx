@@ -4,7 +4,7 @@ import { getDisplayString, getReferenceString, type Reference, type Resource } f
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import { useHearth, useMetadata } from '../provider/HearthProvider.js';
 import { getResourceTypes, getSearchParams } from '../provider/metadata.js';
-import { clearButtonProps } from '../util/a11y.js';
+import { serverSearchProps } from '../util/server-search.js';
 
 export interface ReferenceInputProps {
   label?: string;
@@ -110,15 +110,9 @@ export function ReferenceInput(props: ReferenceInputProps): ReactNode {
         name={name}
         required={required}
         placeholder={placeholder ?? `Search ${targetType}`}
-        searchable
-        clearable
-        clearButtonProps={clearButtonProps(label)}
+        {...serverSearchProps({ label, search, onSearchChange: setSearch, loading, nothingFound: 'No matches' })}
         data={options}
         value={value?.reference ?? null}
-        searchValue={search}
-        onSearchChange={setSearch}
-        filter={({ options: all }) => all}
-        nothingFoundMessage={loading ? 'Searching…' : 'No matches'}
         error={error}
         onChange={(ref, option) =>
           onChange(ref ? { reference: ref, display: option?.label?.replace(/ \([A-Za-z]+\/[^)]+\)$/, '') } : undefined)

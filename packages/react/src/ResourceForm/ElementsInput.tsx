@@ -4,7 +4,7 @@ import { choiceBase, choiceProperty, type UiElement, type UiTypeSchema } from '.
 import { issuesAt } from '../util/outcome.js';
 import { humanize, isBlank } from '../util/values.js';
 import { HIDDEN_ELEMENTS, useFormContext } from './context.js';
-import { ValueInput } from './ValueInput.js';
+import { ValueInput, type NestedInputProps } from './ValueInput.js';
 
 type Path = readonly (string | number)[];
 type Obj = Record<string, unknown>;
@@ -67,6 +67,7 @@ export function ElementsInput({ schema, value, onChange, path, depth, exclude }:
             onChange={(v) => set(key, v)}
             path={[...path, key]}
             depth={depth}
+            Nested={NestedInput}
           />
         ),
       )}
@@ -105,6 +106,7 @@ function ArrayInput({ name, element, value, onChange, path, depth }: ArrayInputP
               onChange={(v) => update(items.map((x, i) => (i === index ? v : x)))}
               path={[...path, index]}
               depth={depth}
+              Nested={NestedInput}
             />
           </div>
           <ActionIcon
@@ -193,6 +195,7 @@ function ChoiceInput({ name, element, value, onChange, path, depth }: ChoiceInpu
           onChange={(v) => replace(typeCode, v)}
           path={[...path, property]}
           depth={depth}
+          Nested={NestedInput}
         />
       </div>
     </Group>
@@ -200,15 +203,7 @@ function ChoiceInput({ name, element, value, onChange, path, depth }: ChoiceInpu
 }
 
 /** A nested complex value in a fieldset (a data type or a backbone element). */
-export function NestedInput(props: {
-  label: string;
-  schema: UiTypeSchema;
-  value: Obj | undefined;
-  onChange: (v: Obj | undefined) => void;
-  path: Path;
-  depth: number;
-  required?: boolean;
-}): ReactNode {
+function NestedInput(props: NestedInputProps): ReactNode {
   const { issues } = useFormContext();
   const errors = issuesAt(issues, props.path);
   // Optional nested values deep in the form start closed, so that a large type stays short.

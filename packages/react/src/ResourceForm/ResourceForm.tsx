@@ -3,6 +3,7 @@ import { OperationOutcomeError, type OperationOutcome, type Resource } from '@he
 import { useMemo, useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { useMetadata } from '../provider/HearthProvider.js';
+import { useAction } from '../provider/use-action.js';
 import { issuesByPath } from '../util/outcome.js';
 import { prune } from '../util/values.js';
 import { FormContext } from './context.js';
@@ -33,8 +34,7 @@ export function ResourceForm({
 }: ResourceFormProps): ReactNode {
   const metadata = useMetadata();
   const [value, setValue] = useState<Resource>(defaultValue);
-  const [failure, setFailure] = useState<unknown>(undefined);
-  const [saving, setSaving] = useState(false);
+  const { busy, error: failure, setError: setFailure, submit } = useAction();
   const shown = failure instanceof OperationOutcomeError ? failure.outcome : outcome;
   const issues = useMemo(() => issuesByPath(shown, value.resourceType), [shown, value.resourceType]);
 
@@ -51,28 +51,15 @@ export function ResourceForm({
     (i) => i.severity !== 'information' && ![...(i.expression ?? []), ...(i.location ?? [])].length,
   );
 
-  async function submit(): Promise<void> {
-    setSaving(true);
-    setFailure(undefined);
-    try {
-      const cleaned = prune({ ...value }) ?? { resourceType: value.resourceType };
-      await onSubmit({ ...cleaned, resourceType: value.resourceType, ...(value.id ? { id: value.id } : {}) });
-    } catch (err) {
-      setFailure(err);
-    } finally {
-      setSaving(false);
-    }
-  }
-
   return (
     <FormContext.Provider value={{ metadata, issues }}>
       <form
         aria-label={`${value.resourceType} form`}
         noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
+        onSubmit={submit(async () => {
+          const cleaned = prune({ ...value }) ?? { resourceType: value.resourceType };
+          await onSubmit({ ...cleaned, resourceType: value.resourceType, ...(value.id ? { id: value.id } : {}) });
+        })}
       >
         <Stack gap="md">
           <ElementsInput
@@ -92,7 +79,7 @@ export function ResourceForm({
             <OperationOutcomeAlert outcome={shown} title="Please correct the marked fields" />
           )}
           <Group>
-            <Button type="submit" loading={saving}>
+            <Button type="submit" loading={busy}>
               {submitLabel}
             </Button>
             {onDelete && value.id && (

@@ -1,17 +1,33 @@
 import { Checkbox, Select, Textarea, TextInput, JsonInput } from '@mantine/core';
 import type { Attachment, CodeableConcept, Coding, Reference } from '@hearth/core';
-import { useState, type ReactNode } from 'react';
+import { useState, type ComponentType, type ReactNode } from 'react';
 import { AttachmentInput } from '../AttachmentInput/AttachmentInput.js';
 import { CodeableConceptInput } from '../CodeableConceptInput/CodeableConceptInput.js';
 import { CodingInput } from '../CodingInput/CodingInput.js';
 import { DateTimeInput } from '../DateTimeInput/DateTimeInput.js';
-import { bindingCodes, elementTypeSchema, referenceTargets, type UiElement } from '../provider/metadata.js';
+import {
+  bindingCodes,
+  elementTypeSchema,
+  referenceTargets,
+  type UiElement,
+  type UiTypeSchema,
+} from '../provider/metadata.js';
 import { ReferenceInput } from '../ReferenceInput/ReferenceInput.js';
 import { issuesAt } from '../util/outcome.js';
 import { NumericInput } from '../NumericInput/NumericInput.js';
 import { MAX_DEPTH, useFormContext } from './context.js';
-import { NestedInput } from './ElementsInput.js';
 import { clearButtonProps } from '../util/a11y.js';
+
+/** A nested complex value: a data type or a backbone element, shown with its own elements. */
+export interface NestedInputProps {
+  label: string;
+  schema: UiTypeSchema;
+  value: Record<string, unknown> | undefined;
+  onChange: (v: Record<string, unknown> | undefined) => void;
+  path: readonly (string | number)[];
+  depth: number;
+  required?: boolean;
+}
 
 export interface ValueInputProps {
   name: string;
@@ -22,6 +38,11 @@ export interface ValueInputProps {
   onChange: (value: unknown) => void;
   path: readonly (string | number)[];
   depth: number;
+  /**
+   * Shows a nested complex value. ElementsInput passes its NestedInput, which shows ValueInputs in
+   * turn: the form's recursion goes through this prop rather than an import cycle.
+   */
+  Nested: ComponentType<NestedInputProps>;
 }
 
 const NUMBER_TYPES = new Set(['integer', 'decimal', 'unsignedInt', 'positiveInt']);
@@ -29,7 +50,7 @@ const NUMBER_TYPES = new Set(['integer', 'decimal', 'unsignedInt', 'positiveInt'
 /** One value of an element, with the input its type calls for. */
 export function ValueInput(props: ValueInputProps): ReactNode {
   const { metadata, issues } = useFormContext();
-  const { label, element, typeCode, value, onChange, path, depth } = props;
+  const { label, element, typeCode, value, onChange, path, depth, Nested } = props;
   const error = issuesAt(issues, path).join('; ') || undefined;
   const required = element.min > 0 && typeof path[path.length - 1] !== 'number';
   const common = { label, error, required, name: path.join('.') };
@@ -124,7 +145,7 @@ export function ValueInput(props: ValueInputProps): ReactNode {
       return <RawJsonInput {...common} value={value} onChange={onChange} />;
     }
     return (
-      <NestedInput
+      <Nested
         label={label}
         schema={schema}
         value={value as Record<string, unknown>}

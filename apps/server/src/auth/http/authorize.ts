@@ -10,10 +10,9 @@ import {
   registeredRedirectUris,
   startLogin,
   type LoginParams,
-  type LoginResponse,
 } from '../login-flow.js';
 import { readByReference } from '../store.js';
-import type { ClientApplication, Login, Project, User } from '../types.js';
+import type { ClientApplication, Login, LoginResponse, Project, User } from '../types.js';
 import { requestInfo } from './common.js';
 import {
   CARRIED,

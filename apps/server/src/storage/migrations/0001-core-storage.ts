@@ -1,5 +1,5 @@
 import { getR4ResourceTypes } from '@hearth/definitions';
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 import { historyTable, resourceTable } from '../tables.js';
 
 /**

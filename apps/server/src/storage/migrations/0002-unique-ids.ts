@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /** At most this many duplicates are spelled out in the refusal; the rest are counted. */
 const LISTED = 50;

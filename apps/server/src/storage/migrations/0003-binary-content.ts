@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /**
  * Binary content in the database (storage/postgres-binary-store.ts), shared by every process: one

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /**
  * Search index: one lookup table per parameter kind, one row per indexed value

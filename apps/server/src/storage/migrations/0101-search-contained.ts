@@ -1,5 +1,5 @@
 import { INDEX_TABLES } from './0100-search-index.js';
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /**
  * Contained resources get index rows of their own, so that a chain can look inside them

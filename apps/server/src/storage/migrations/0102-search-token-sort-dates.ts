@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /**
  * Token rows carry their resource's `date` sort keys (index/rows.ts stampTokenSortDates):

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 import { INDEX_TABLES } from './0100-search-index.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /**
  * Lookups the sign-in path needs before any search index exists for them (user by email,

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /** Spelled out (not imported) so that this migration never changes once applied. */
 export const PLATFORM_TYPES = [

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 // 0201's own list: both migrations are frozen, so sharing it can never change either.
 import { PLATFORM_TYPES } from './0201-platform-unique-ids.js';
 

@@ -1,5 +1,5 @@
 import PgBoss from 'pg-boss';
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /** The schema pg-boss keeps its queues in (jobs/queue.ts uses the same name). */
 export const JOB_SCHEMA = 'pgboss';

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /**
  * One row per running server process whose subscription listener runs (subscriptions/heartbeat.ts):

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './types.js';
 
 /**
  * Terminology tables (apps/server/src/terminology/README.md): code systems and their concepts with

@@ -1,4 +1,3 @@
-import type { PoolClient } from '../../platform/postgres.js';
 import { m0001CoreStorage } from './0001-core-storage.js';
 import { m0002UniqueIds } from './0002-unique-ids.js';
 import { m0003BinaryContent } from './0003-binary-content.js';
@@ -12,13 +11,7 @@ import { m0301ListenerHeartbeat } from './0301-listener-heartbeat.js';
 import { m0201PlatformUniqueIds } from './0201-platform-unique-ids.js';
 import { m0202PlatformIdsByKey } from './0202-platform-ids-by-key.js';
 import { m0400Terminology } from './0400-terminology.js';
-
-export interface Migration {
-  /** Ordering key. Ranges by capability keep parallel work from colliding: 1-99 storage, 100-199 search, 200-299 auth, 300-399 jobs/bots/subscriptions, 400-499 terminology. */
-  id: number;
-  name: string;
-  up(client: PoolClient): Promise<void>;
-}
+import type { Migration } from './types.js';
 
 /** The one list of migrations, in order. */
 export const migrations: Migration[] = [

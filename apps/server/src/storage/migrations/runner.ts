@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from '../../platform/postgres.js';
 import type { Logger } from '../../platform/logger.js';
-import { migrations, type Migration } from './index.js';
+import { migrations } from './index.js';
+import type { Migration } from './types.js';
 
 /** Any constant will do, as long as every Hearth process uses the same one. */
 const MIGRATION_LOCK_KEY = 7_246_013_001;

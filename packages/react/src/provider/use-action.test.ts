@@ -1,5 +1,6 @@
 // @vitest-environment jsdom
 import { act, renderHook } from '@testing-library/react';
+import type { FormEvent } from 'react';
 import { describe, expect, it } from 'vitest';
 import { useAction } from './use-action.js';
 
@@ -28,5 +29,20 @@ describe('useAction', () => {
     expect(result.current.busy).toBe(false);
     await act(() => result.current.run(() => Promise.resolve()));
     expect(result.current.error).toBeUndefined();
+  });
+
+  it('submits a form without the browser submitting it, then runs the work', async () => {
+    const { result } = renderHook(() => useAction());
+    let prevented = false;
+    let ran = false;
+    const event = { preventDefault: () => (prevented = true) } as unknown as FormEvent;
+    await act(() =>
+      result.current.submit(async () => {
+        ran = true;
+      })(event),
+    );
+    expect(prevented).toBe(true);
+    expect(ran).toBe(true);
+    expect(result.current.busy).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'react';
+import { useCallback, useState, type FormEvent } from 'react';
 
 /** A user-started action's state: whether it is running and why it last failed. */
 export interface ActionState {
@@ -7,6 +7,8 @@ export interface ActionState {
   setError: (error: unknown) => void;
   /** Runs `work` with busy set and the last error cleared; a throw becomes `error` instead of escaping. */
   run: (work: () => Promise<void>) => Promise<void>;
+  /** A form's onSubmit handler: keeps the browser from submitting the form, then runs `work` as `run` does. */
+  submit: (work: () => Promise<void>) => (event: FormEvent) => Promise<void>;
 }
 
 /** The busy / error / try block every form that calls the server needs, once. */
@@ -24,5 +26,12 @@ export function useAction(): ActionState {
       setBusy(false);
     }
   }, []);
-  return { busy, error, setError, run };
+  const submit = useCallback(
+    (work: () => Promise<void>) => async (event: FormEvent) => {
+      event.preventDefault();
+      await run(work);
+    },
+    [run],
+  );
+  return { busy, error, setError, run, submit };
 }
