@@ -7,7 +7,7 @@ import type { Repository, RepositoryDeps } from '../storage/repository.js';
 import type { WriteListener } from '../storage/types.js';
 import type { ChangeNotices } from '../storage/change-notices.js';
 import type { SearchModule } from '../search/service.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
+import type { OperationRegistry } from '../operations/registry.js';
 import { createBotModule, type BotModule } from '../bots/module.js';
 import { AuditWriter } from '../bots/audit.js';
 import { createSubscriptionModule, type SubscriptionModule } from '../subscriptions/module.js';
