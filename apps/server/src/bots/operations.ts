@@ -36,10 +36,7 @@ function isTextual(mediaType: string): boolean {
 }
 
 /** The bot's input and content type from the request: query parameters (GET) or the body in any format (POST). */
-export function executeInput(
-  request: OperationInput,
-  skip: string[] = [],
-): { input: unknown; contentType: string } {
+export function executeInput(request: OperationInput, skip: string[] = []): { input: unknown; contentType: string } {
   if (request.method === 'GET') {
     const input: Record<string, string | string[]> = {};
     for (const [k, v] of request.query) {
@@ -69,11 +66,7 @@ export function executeInput(
  * message is answered in HL7 v2), else plain text.
  */
 function textResultType(request: OperationInput): string {
-  const accepted = (request.headers.accept ?? '')
-    .split(',')[0]
-    .split(';')[0]
-    .trim()
-    .toLowerCase();
+  const accepted = (request.headers.accept ?? '').split(',')[0].split(';')[0].trim().toLowerCase();
   if (accepted && !accepted.includes('*') && isTextual(accepted) && !JSON_TYPE.test(accepted)) {
     return /^text\//.test(accepted) ? `${accepted}; charset=utf-8` : accepted;
   }

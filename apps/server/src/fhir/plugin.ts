@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, fail, notAcceptable, unsupportedMediaType } from '@hearth/core';
+import { badRequest, fail, notAcceptable, unsupportedMediaType, type OperationDefinition } from '@hearth/core';
 import { ctx } from './context.js';
 import { createInteraction } from './interactions/create.js';
 import { conditionalDeleteInteraction, deleteInteraction } from './interactions/delete.js';
@@ -15,10 +15,10 @@ import { binaryRoutes } from './binary/routes.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import { createCapabilityStatement, type CapabilitySearchParam } from './capability.js';
 import { HEARTH_VERSION } from '../version.js';
-import type { ElementShaper } from './elements.js';
+import { shapeResource, type ElementShaper } from './elements.js';
 import type { OperationRegistry } from '../operations/registry.js';
 import type { SearchService } from '../search/service.js';
-import { responseShape, sendJsonText } from '../http/fhir-reply.js';
+import { responseShape, sendJson, sendJsonText } from '../http/fhir-reply.js';
 import type { FhirContextFactory } from '../auth/context-factory.js';
 
 export interface FhirPluginDeps {
@@ -129,6 +129,10 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     if (id.startsWith('$')) {
       return operation(request, reply, id.slice(1), resourceType);
     }
+    const own = resourceType === 'OperationDefinition' ? deps.operations.definition(id) : undefined;
+    if (own) {
+      return sendOwnDefinition(request, reply, own, deps.shaper);
+    }
     return readInteraction(request, reply, deps.shaper);
   });
   app.post('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) => {
@@ -169,6 +173,22 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
   };
   app.get('/:resourceType/:id/:third', instanceOpOrCompartment);
   app.post('/:resourceType/:id/:third', instanceOpOrCompartment);
+}
+
+/**
+ * The OperationDefinition of an operation this server answers, as its registry holds it: the
+ * definitions the CapabilityStatement points at resolve here (a stored one of the same id is shadowed).
+ */
+function sendOwnDefinition(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  definition: OperationDefinition,
+  shaper: ElementShaper,
+): FastifyReply {
+  ctx(request).repo.scope.access?.assertInteraction('OperationDefinition', 'read');
+  const shape = responseShape(request);
+  const shaped = shape.summary || shape.elements ? shapeResource(definition, shape, shaper) : definition;
+  return sendJson(reply, 200, shaped, shape.pretty);
 }
 
 const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json', 'application/json+fhir']);

@@ -66,6 +66,11 @@ export class OperationRegistry {
     return [...this.byName.values()].flat();
   }
 
+  /** The OperationDefinition of this id among the registered ones (GET [base]/OperationDefinition/{id}). */
+  definition(id: string): OperationDefinition | undefined {
+    return this.all().find((e) => e.definition.id === id)?.definition;
+  }
+
   /** The media types some operation takes as a stream. */
   streamedTypes(): string[] {
     return [...new Set(this.all().flatMap((e) => e.streamedTypes ?? []))];

@@ -8,7 +8,13 @@ const SUBSCRIPTIONS_BACKPORT = 'http://hl7.org/fhir/uv/subscriptions-backport';
 
 /** The kick-off parameters of a bulk export (hl7.org/fhir/uv/bulkdata/export.html#query-parameters). */
 const EXPORT_PARAMETERS = [
-  param('_outputFormat', 'in', '0..1', 'string', 'application/fhir+ndjson (the default; also application/ndjson, ndjson).'),
+  param(
+    '_outputFormat',
+    'in',
+    '0..1',
+    'string',
+    'application/fhir+ndjson (the default; also application/ndjson, ndjson).',
+  ),
   param('_since', 'in', '0..1', 'instant', 'Only resources changed after this instant.'),
   param('_type', 'in', '0..*', 'string', 'Comma-separated resource types to export.'),
   param('_typeFilter', 'in', '0..*', 'string', 'Type?search queries; per type, the union of its queries is exported.'),
