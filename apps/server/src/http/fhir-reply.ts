@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, type OperationOutcome, type Resource } from '@hearth/core';
-
-export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+import { FHIR_JSON } from '../operations/result.js';
 
 /** Query parameters that shape any FHIR response. */
 export interface ResponseShape {
