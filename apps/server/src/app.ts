@@ -18,7 +18,8 @@ import { adminPlugin } from './admin/plugin.js';
 import { scimPlugin } from './scim/plugin.js';
 import { runMigrations } from './storage/migrations/runner.js';
 import { installRateLimits } from './ratelimit/plugin.js';
-import { automationPlugin } from './jobs/plugin.js';
+import { automationPlugin } from './fhir/automation-routes.js';
+import { graphqlHttpRoutes } from './fhir/graphiql-routes.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import type { Services } from './services.js';
 
@@ -170,10 +171,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         }),
       { prefix: `${prefix}/fhir/R4` },
     );
-    await app.register((scope) => deps.services.terminology.routes(scope, deps.services.contextFor), {
-      prefix: `${prefix}/fhir/R4`,
-    });
-    await app.register(deps.services.graphql.routes, { prefix: `${prefix}/fhir/R4` });
+    await app.register(
+      (scope) => graphqlHttpRoutes(scope, { config, graphql: deps.services.graphql, logger: deps.logger }),
+      { prefix: `${prefix}/fhir/R4` },
+    );
   }
   await app.register(automationPlugin, {
     automation: deps.services.automation,

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.js';
-import type { FhirContextFactory } from '../fhir/context-factory.js';
+import type { FhirContextFactory } from './context-factory.js';
+import type { FhirContext } from '../operations/context.js';
 import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import { createMailer, type Mailer } from '../platform/email.js';
@@ -20,6 +21,8 @@ export interface AuthModule {
   authenticator: Authenticator;
   /** The FHIR context of a request: its repository scoped to the caller (401 without credentials). */
   contextFor: FhirContextFactory;
+  /** The caller a context of contextFor acts for; undefined for an anonymous one (public routes). */
+  callerOf(context: FhirContext): RequestAuth | undefined;
   bootstrap: BootstrapResult;
   /** Searches in a caller's repository (the SMART patient picker lists patients with it). */
   search: SearchModule['service'];
@@ -97,6 +100,13 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
     access: auth.guard,
   });
   const repoFor = (auth: RequestAuth): Repository => new Repository(options.repositoryDeps, scopeOf(auth));
+  // Operations get the context, not the request: the caller is found again by its repository.
+  const callers = new WeakMap<Repository, RequestAuth>();
+  const callerRepo = (auth: RequestAuth): Repository => {
+    const repo = repoFor(auth);
+    callers.set(repo, auth);
+    return repo;
+  };
   const fhirBase = `${config.baseUrl}fhir/R4/`;
   const anonymous: RepositoryScope = { projectId: options.superAdminProjectId, readProjects: [] };
 
@@ -107,11 +117,11 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
       const signedIn = request.headers.authorization
         ? await authenticator.require(request).catch(() => undefined)
         : undefined;
-      const repo = signedIn ? repoFor(signedIn) : new Repository(options.repositoryDeps, anonymous);
+      const repo = signedIn ? callerRepo(signedIn) : new Repository(options.repositoryDeps, anonymous);
       return { repo, fhirBase, requestId: request.id };
     }
     const auth = await authenticator.require(request);
-    return { repo: repoFor(auth), fhirBase, requestId: request.id };
+    return { repo: callerRepo(auth), fhirBase, requestId: request.id };
   };
 
   return {
@@ -119,6 +129,7 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
     keys,
     authenticator,
     contextFor,
+    callerOf: (context) => callers.get(context.repo),
     bootstrap,
     search: options.search.service,
     scopeOf,

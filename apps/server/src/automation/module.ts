@@ -8,7 +8,7 @@ import type { RepositoryDeps } from '../storage/types.js';
 import type { WriteSubscriptions } from '../storage/write-events.js';
 import type { ChangeNotices } from '../storage/change-notices.js';
 import type { SearchModule } from '../search/service.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
+import type { OperationRegistry } from '../operations/registry.js';
 import { createBotModule, type BotModule } from '../bots/module.js';
 import { AuditWriter } from '../bots/audit.js';
 import { createSubscriptionModule, type SubscriptionModule } from '../subscriptions/module.js';

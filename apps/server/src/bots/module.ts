@@ -4,7 +4,7 @@ import type { OutboundPolicy } from '../platform/outbound-http.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import type { Repository } from '../storage/repository.js';
 import type { SearchService } from '../search/service.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
+import type { OperationRegistry } from '../operations/registry.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import type { AsyncJobs } from '../jobs/async-job.js';
 import type { AuditWriter } from './audit.js';

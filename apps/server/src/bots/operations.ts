@@ -1,14 +1,15 @@
 // Bot/{id}/$deploy and Bot/{id}/$execute (also Bot/$execute?identifier=system|value).
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, badRequest, fail, unstorableCharacter, type Bot, type Resource } from '@hearth/core';
-import { ctx } from '../fhir/context.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
-import { FHIR_JSON, sendJson } from '../http/fhir-reply.js';
+import { BOT_DEPLOY, BOT_EXECUTE } from '../operations/definitions/hearth.js';
+import { mediaTypeOf, prefersAsync } from '../operations/input.js';
+import type { OperationRegistry } from '../operations/registry.js';
+import { FHIR_JSON, jsonResult } from '../operations/result.js';
+import type { OperationInput, OperationResult } from '../operations/types.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import type { Repository } from '../storage/repository.js';
 import { compileBotSource, readAttachmentText, storeCode } from './code.js';
 import type { BotRunner, BotRunResult } from './runner.js';
-import { prefersAsync, type AsyncJobs } from '../jobs/async-job.js';
+import type { AsyncJobs } from '../jobs/async-job.js';
 
 export interface BotOperationDeps {
   runner: BotRunner;
@@ -34,19 +35,11 @@ function isTextual(mediaType: string): boolean {
   );
 }
 
-function mediaTypeOf(request: FastifyRequest): string {
-  return String(request.headers['content-type'] ?? '')
-    .split(';')[0]
-    .trim()
-    .toLowerCase();
-}
-
 /** The bot's input and content type from the request: query parameters (GET) or the body in any format (POST). */
-export function executeInput(request: FastifyRequest, skip: string[] = []): { input: unknown; contentType: string } {
+export function executeInput(request: OperationInput, skip: string[] = []): { input: unknown; contentType: string } {
   if (request.method === 'GET') {
     const input: Record<string, string | string[]> = {};
-    const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
-    for (const [k, v] of new URLSearchParams(query)) {
+    for (const [k, v] of request.query) {
       if (skip.includes(k)) {
         continue;
       }
@@ -55,7 +48,7 @@ export function executeInput(request: FastifyRequest, skip: string[] = []): { in
     }
     return { input, contentType: 'application/x-www-form-urlencoded' };
   }
-  const contentType = String(request.headers['content-type'] ?? 'application/json');
+  const contentType = request.headers['content-type'] ?? 'application/json';
   const body = request.body;
   if (body === undefined || body === null) {
     return { input: undefined, contentType };
@@ -72,38 +65,37 @@ export function executeInput(request: FastifyRequest, skip: string[] = []): { in
  * (Accept: text/html, x-application/hl7-v2+er7, ...), else the request's own text type (an HL7 v2
  * message is answered in HL7 v2), else plain text.
  */
-function textResultType(request: FastifyRequest): string {
-  const accepted = String(request.headers.accept ?? '')
-    .split(',')[0]
-    .split(';')[0]
-    .trim()
-    .toLowerCase();
+function textResultType(request: OperationInput): string {
+  const accepted = (request.headers.accept ?? '').split(',')[0].split(';')[0].trim().toLowerCase();
   if (accepted && !accepted.includes('*') && isTextual(accepted) && !JSON_TYPE.test(accepted)) {
     return /^text\//.test(accepted) ? `${accepted}; charset=utf-8` : accepted;
   }
   const media = request.method === 'POST' ? mediaTypeOf(request) : '';
   return media && isTextual(media) && !JSON_TYPE.test(media)
-    ? String(request.headers['content-type'])
+    ? (request.headers['content-type'] as string)
     : 'text/plain; charset=utf-8';
 }
 
-/** Sends a bot's return value with the content type it calls for. */
-function sendResult(request: FastifyRequest, reply: FastifyReply, result: BotRunResult): FastifyReply {
-  reply.header('x-trace-id', result.traceId);
+/**
+ * A bot's return value with the content type it calls for, always with the run's X-Trace-Id; a
+ * failed run is a 400 OperationOutcome (the trace id still names the run in the bot's audit).
+ */
+function botResult(request: OperationInput, result: BotRunResult): OperationResult {
+  const headers = { 'x-trace-id': result.traceId };
   if (!result.ok) {
-    fail(badRequest(result.message));
+    return { status: 400, headers, json: badRequest(result.message) };
   }
   const value = result.value;
   if (value === undefined || value === null) {
-    return reply.code(200).send();
+    return { headers };
   }
   if (typeof value === 'string') {
-    return reply.code(200).header('content-type', textResultType(request)).send(value);
+    return { headers, body: value, contentType: textResultType(request) };
   }
   if (typeof value === 'object' && typeof (value as Resource).resourceType === 'string') {
-    return reply.code(200).header('content-type', FHIR_JSON).send(JSON.stringify(value));
+    return { headers, body: JSON.stringify(value), contentType: FHIR_JSON };
   }
-  return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(value));
+  return { headers, body: JSON.stringify(value), contentType: 'application/json; charset=utf-8' };
 }
 
 async function readBot(repo: Repository, id: string): Promise<Bot> {
@@ -136,17 +128,14 @@ export function registerBotOperations(registry: OperationRegistry, deps: BotOper
     return { resourceType: 'Parameters', parameter };
   });
 
-  const execute = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    id: string | undefined,
-  ): Promise<FastifyReply> => {
-    const { repo, fhirBase } = ctx(request);
+  const execute = async (request: OperationInput): Promise<OperationResult> => {
+    const { repo } = request.context;
+    const id = request.target.id;
     let bot: Bot;
     if (id) {
       bot = await readBot(repo, id);
     } else {
-      const identifier = new URLSearchParams(request.url.split('?')[1] ?? '').get('identifier');
+      const identifier = request.query.get('identifier');
       if (!identifier) {
         fail(
           badRequest('Bot/$execute needs an identifier parameter (system|value) or a bot id in the path', 'identifier'),
@@ -156,7 +145,7 @@ export function registerBotOperations(registry: OperationRegistry, deps: BotOper
     }
     const { input, contentType } = executeInput(request, id ? [] : ['identifier']);
     const given = request.headers['x-trace-id'];
-    const traceId = typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : request.id;
+    const traceId = typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : request.context.requestId;
     if (prefersAsync(request)) {
       // The job stores its input in the database; a text body reaches the server unchecked (raw bytes).
       const bad = typeof input === 'string' ? unstorableCharacter(input) : undefined;
@@ -169,7 +158,7 @@ export function registerBotOperations(registry: OperationRegistry, deps: BotOper
         );
       }
       const params: AsyncExecute = { botId: bot.id as string, input, contentType, traceId };
-      return deps.asyncJobs.start(request, reply, repo, fhirBase, 'bot-execute', params);
+      return deps.asyncJobs.start(request, 'bot-execute', params);
     }
     const result = await deps.runner.run({
       bot,
@@ -179,25 +168,21 @@ export function registerBotOperations(registry: OperationRegistry, deps: BotOper
       requester: repo.scope.author,
       traceId,
     });
-    return sendResult(request, reply, result);
+    return botResult(request, result);
   };
 
   registry.register({
-    name: 'execute',
-    levels: ['instance', 'type'],
-    resourceTypes: ['Bot'],
-    methods: ['GET', 'POST'],
-    handler: (request, reply, target) => execute(request, reply, target.id),
+    definition: BOT_EXECUTE,
+    // A bot may change data, yet webhooks call it with GET and query parameters: GET is allowed too.
+    override: { methods: ['GET', 'POST'] },
+    handler: execute,
   });
 
   registry.register({
-    name: 'deploy',
-    levels: ['instance'],
-    resourceTypes: ['Bot'],
-    methods: ['POST'],
-    handler: async (request, reply, target) => {
-      const { repo } = ctx(request);
-      const bot = await readBot(repo, target.id as string);
+    definition: BOT_DEPLOY,
+    handler: async (request) => {
+      const { repo } = request.context;
+      const bot = await readBot(repo, request.target.id as string);
       const body = (request.body ?? {}) as { code?: unknown; filename?: unknown };
       if (typeof body !== 'object' || Buffer.isBuffer(body) || Array.isArray(body)) {
         fail(badRequest('$deploy takes a JSON body { code?, filename? }'));
@@ -231,7 +216,7 @@ export function registerBotOperations(registry: OperationRegistry, deps: BotOper
       await repo.updateResource({ ...bot, executableCode } as unknown as Resource, {
         ifMatch: Number(bot.meta?.versionId),
       });
-      return sendJson(reply, 200, allOk);
+      return jsonResult(allOk);
     },
   });
 }

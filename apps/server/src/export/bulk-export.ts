@@ -4,12 +4,13 @@
 // writes one NDJSON Binary per type (more when a type outgrows the Binary size limit), and one of
 // OperationOutcomes for what it could not export (the manifest's `error` files).
 import { Readable } from 'node:stream';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, fail, forbiddenWith, type Resource } from '@hearth/core';
-import { ctx } from '../fhir/context.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
+import { GROUP_EXPORT, PATIENT_EXPORT, SYSTEM_EXPORT } from '../operations/definitions/implementation-guides.js';
+import { prefersAsync } from '../operations/input.js';
+import type { OperationRegistry } from '../operations/registry.js';
+import type { OperationInput } from '../operations/types.js';
 import { withStorageKey } from '../storage/binary-key.js';
-import { prefersAsync, type AsyncJobContext, type AsyncJobs } from '../jobs/async-job.js';
+import type { AsyncJobContext, AsyncJobs } from '../jobs/async-job.js';
 import { compartmentMemberTypes } from '../search/compartments.js';
 import { resourceTypes } from '../search/resource-types.js';
 import { searchResources } from '../search/resources.js';
@@ -59,11 +60,12 @@ export interface BulkExportDeps {
 class ExportCancelled extends Error {}
 
 /** Checks the kick-off request and answers the export's parameters (400 for what the spec forbids). */
-function kickOffParams(request: FastifyRequest, repo: Repository, level: ExportParams['level']): ExportParams {
-  if (!prefersAsync(request)) {
+function kickOffParams(input: OperationInput, level: ExportParams['level']): ExportParams {
+  const { repo, fhirBase } = input.context;
+  if (!prefersAsync(input)) {
     fail(badRequest('$export is asynchronous: send the header Prefer: respond-async'));
   }
-  const params = operationParams(request, '$export');
+  const params = operationParams(input, '$export');
   const format = params.get('_outputFormat');
   if (format !== null && !OUTPUT_FORMATS.includes(format)) {
     fail(badRequest(`_outputFormat ${format} is not supported (use ${NDJSON})`, '_outputFormat'));
@@ -90,7 +92,7 @@ function kickOffParams(request: FastifyRequest, repo: Repository, level: ExportP
     ...(typesNotAllowed.length > 0 ? { typesNotAllowed } : {}),
     since: sinceValue(params.get('_since')),
     typeFilters: typeFilters(params, types),
-    fhirBase: ctx(request).fhirBase,
+    fhirBase,
   };
 }
 
@@ -343,34 +345,24 @@ export function exportManifest(job: { request: string; transactionTime?: string;
 export function registerBulkExport(registry: OperationRegistry, deps: BulkExportDeps): void {
   deps.asyncJobs.define<ExportParams>(EXPORT_KIND, (params, job) => runExport(deps, params, job));
   deps.asyncJobs.completedView('export', exportManifest);
-  const kickOff = async (request: FastifyRequest, reply: FastifyReply, params: ExportParams) => {
-    const { repo, fhirBase } = ctx(request);
-    await checkTypeFilters(deps.search, repo, params);
-    return deps.asyncJobs.start(request, reply, repo, fhirBase, EXPORT_KIND, params, 'export');
+  const kickOff = async (input: OperationInput, params: ExportParams) => {
+    await checkTypeFilters(deps.search, input.context.repo, params);
+    return deps.asyncJobs.start(input, EXPORT_KIND, params, 'export');
   };
   registry.register({
-    name: 'export',
-    levels: ['system'],
-    methods: ['GET', 'POST'],
-    handler: (request, reply) => kickOff(request, reply, kickOffParams(request, ctx(request).repo, 'system')),
+    definition: SYSTEM_EXPORT,
+    handler: (input) => kickOff(input, kickOffParams(input, 'system')),
   });
   registry.register({
-    name: 'export',
-    levels: ['type'],
-    resourceTypes: ['Patient'],
-    methods: ['GET', 'POST'],
-    handler: (request, reply) => kickOff(request, reply, kickOffParams(request, ctx(request).repo, 'patient')),
+    definition: PATIENT_EXPORT,
+    handler: (input) => kickOff(input, kickOffParams(input, 'patient')),
   });
   registry.register({
-    name: 'export',
-    levels: ['instance'],
-    resourceTypes: ['Group'],
-    methods: ['GET', 'POST'],
-    handler: async (request, reply, target) => {
-      const { repo } = ctx(request);
-      const params = kickOffParams(request, repo, 'group');
-      await repo.readResource('Group', target.id as string);
-      return kickOff(request, reply, { ...params, groupId: target.id });
+    definition: GROUP_EXPORT,
+    handler: async (input) => {
+      const params = kickOffParams(input, 'group');
+      await input.context.repo.readResource('Group', input.target.id as string);
+      return kickOff(input, { ...params, groupId: input.target.id });
     },
   });
 }

@@ -1,11 +1,11 @@
 // Patient/{id}/$everything (hl7.org/fhir/R4/patient-operation-everything.html): the Patient
 // compartment search (Patient/{id}/*) with the operation's parameters mapped onto search ones, so
 // the caller's access policy and SMART scopes apply exactly as they do to search.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, fail, type Bundle } from '@hearth/core';
-import { ctx } from '../fhir/context.js';
-import type { OperationDefinitionEntry } from '../fhir/operations/registry.js';
-import { sendJson } from '../http/fhir-reply.js';
+import { standardDefinition } from '../operations/definitions/standard.js';
+import type { OperationRegistration } from '../operations/registry.js';
+import { jsonResult } from '../operations/result.js';
+import type { OperationInput } from '../operations/types.js';
 import { compartmentMemberTypes } from '../search/compartments.js';
 import { isResourceTypeName } from '../search/resource-types.js';
 import { parseDateRange, type DateRange } from '../search/values/dates.js';
@@ -84,10 +84,10 @@ export function searchableTypes(repo: Repository, types: string[]): string[] {
 }
 
 /** The operation's parameters from the query string and, for POST, a Parameters or form body. */
-export function operationParams(request: FastifyRequest, operation = 'Patient/$everything'): URLSearchParams {
-  const params = new URLSearchParams(request.url.split('?')[1] ?? '');
-  const body = request.body as { resourceType?: string; parameter?: Record<string, unknown>[] } | undefined;
-  if (request.method === 'POST' && body && typeof body === 'object' && !Buffer.isBuffer(body)) {
+export function operationParams(input: OperationInput, operation = 'Patient/$everything'): URLSearchParams {
+  const params = new URLSearchParams(input.query);
+  const body = input.body as { resourceType?: string; parameter?: Record<string, unknown>[] } | undefined;
+  if (input.method === 'POST' && body && typeof body === 'object' && !Buffer.isBuffer(body)) {
     if (body.resourceType === 'Parameters') {
       for (const p of body.parameter ?? []) {
         const value = Object.entries(p).find(([k]) => k.startsWith('value'))?.[1];
@@ -103,16 +103,15 @@ export function operationParams(request: FastifyRequest, operation = 'Patient/$e
 /** What $everything passes on from its own parameters to the links it answers. */
 const KEPT = ['_since', '_type', '_count', 'start', 'end', '_cursor'];
 
-export function everythingOperation(search: SearchService): OperationDefinitionEntry {
+export function everythingOperation(search: SearchService): OperationRegistration {
   return {
-    name: 'everything',
-    levels: ['instance'],
-    resourceTypes: ['Patient'],
-    methods: ['GET', 'POST'],
-    handler: async (request: FastifyRequest, reply: FastifyReply, target) => {
-      const { repo, fhirBase } = ctx(request);
-      const id = target.id as string;
-      const given = operationParams(request);
+    definition: standardDefinition('Patient-everything'),
+    // R4 also defines Patient/$everything at type level (every patient); Hearth answers one patient's.
+    override: { levels: ['instance'] },
+    handler: async (input) => {
+      const { repo, fhirBase } = input.context;
+      const id = input.target.id as string;
+      const given = operationParams(input);
       // 404 for a patient that does not exist or that the caller may not read.
       await repo.readResource('Patient', id);
 
@@ -147,7 +146,7 @@ export function everythingOperation(search: SearchService): OperationDefinitionE
               }),
             ) as Bundle);
       bundle.link = everythingLinks(bundle, `${fhirBase}Patient/${id}/$everything`, given);
-      return sendJson(reply, 200, bundle);
+      return jsonResult(bundle);
     },
   };
 }

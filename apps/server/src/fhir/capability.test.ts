@@ -75,6 +75,29 @@ describe('GET /metadata', () => {
     expect((patient.searchParam ?? []).map((p) => p.name).sort()).toEqual(expected);
   });
 
+  it('names the definition of each operation, which GET OperationDefinition/{id} answers', async () => {
+    const cs = (await t.app.inject({ url: '/fhir/R4/metadata' })).json();
+    const patient = (cs.rest[0].resource as CapabilityResource[]).find((r) => r.type === 'Patient')!;
+    expect(patient.operation).toContainEqual({
+      name: 'export',
+      definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/patient-export',
+    });
+    for (const entry of t.services.operations.all()) {
+      const res = await t.app.inject({
+        url: `/fhir/R4/OperationDefinition/${entry.definition.id}`,
+        headers: t.authHeaders,
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ resourceType: 'OperationDefinition', url: entry.definition.url });
+    }
+    const summary = await t.app.inject({
+      url: '/fhir/R4/OperationDefinition/Bot-execute?_elements=code',
+      headers: t.authHeaders,
+    });
+    expect(summary.json().code).toBe('execute');
+    expect(summary.json().parameter).toBeUndefined();
+  });
+
   it('answers 406 to a non-JSON _format', async () => {
     const res = await t.app.inject({ url: '/fhir/R4/metadata?_format=xml' });
     expect(res.statusCode).toBe(406);

@@ -1,7 +1,7 @@
 // GET [base]/metadata: the CapabilityStatement (hl7.org/fhir/R4/capabilitystatement.html),
 // derived from what is wired: stored types, the OperationRegistry and the search parameters.
-import { getAllResourceTypes, getTypeSchema, HEARTH_FHIR_BASE } from '@hearth/definitions';
-import type { OperationDefinitionEntry, OperationRegistry } from './operations/registry.js';
+import { getAllResourceTypes, getTypeSchema } from '@hearth/definitions';
+import type { OperationEntry, OperationRegistry } from '../operations/registry.js';
 
 /** One search parameter as the CapabilityStatement lists it. */
 export interface CapabilitySearchParam {
@@ -32,23 +32,6 @@ const TYPE_INTERACTIONS = [
   'create',
   'search-type',
 ];
-
-/** Canonical definitions of the operations the spec defines, for operations registered without one. */
-const KNOWN_DEFINITIONS: Record<string, string> = {
-  validate: 'http://hl7.org/fhir/OperationDefinition/Resource-validate',
-  expand: 'http://hl7.org/fhir/OperationDefinition/ValueSet-expand',
-  lookup: 'http://hl7.org/fhir/OperationDefinition/CodeSystem-lookup',
-  'validate-code': 'http://hl7.org/fhir/OperationDefinition/ValueSet-validate-code',
-  translate: 'http://hl7.org/fhir/OperationDefinition/ConceptMap-translate',
-  everything: 'http://hl7.org/fhir/OperationDefinition/Patient-everything',
-  'evaluate-measure': 'http://hl7.org/fhir/OperationDefinition/Measure-evaluate-measure',
-  export: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export',
-  'get-ws-binding-token': 'http://hl7.org/fhir/uv/subscriptions-backport/OperationDefinition/get-ws-binding-token',
-};
-
-function definitionOf(op: OperationDefinitionEntry): string {
-  return op.definition ?? KNOWN_DEFINITIONS[op.name] ?? `${HEARTH_FHIR_BASE}/OperationDefinition/${op.name}`;
-}
 
 /**
  * The statement as JSON text, built once per set of search parameters: the base one serves
@@ -223,11 +206,12 @@ function revIncludesByTarget(
   return out;
 }
 
-function uniqueOps(ops: OperationDefinitionEntry[]): { name: string; definition: string }[] {
+/** One line per operation name, pointing at the definition of its first registration. */
+function uniqueOps(ops: OperationEntry[]): { name: string; definition: string }[] {
   const seen = new Map<string, string>();
   for (const op of ops) {
     if (!seen.has(op.name)) {
-      seen.set(op.name, definitionOf(op));
+      seen.set(op.name, op.definition.url as string);
     }
   }
   return [...seen].map(([name, definition]) => ({ name, definition }));

@@ -1,14 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { badRequest, fail, isValidId, type Resource } from '@hearth/core';
-import type { Repository } from '../storage/repository.js';
-
-/** What every FHIR handler needs about the request it serves. */
-export interface FhirContext {
-  repo: Repository;
-  /** Absolute FHIR base, ending in '/': http://host/fhir/R4/ */
-  fhirBase: string;
-  requestId: string;
-}
+import type { FhirContext } from '../operations/context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, fail, notAcceptable, unsupportedMediaType } from '@hearth/core';
-import { ctx, rawQuery } from './context.js';
+import { badRequest, fail, notAcceptable, unsupportedMediaType, type OperationDefinition } from '@hearth/core';
+import { ctx } from './context.js';
 import { createInteraction } from './interactions/create.js';
 import { conditionalDeleteInteraction, deleteInteraction } from './interactions/delete.js';
 import { historyInteraction } from './interactions/history.js';
@@ -9,16 +9,17 @@ import { conditionalUpdateInteraction, updateInteraction } from './interactions/
 import { vreadInteraction } from './interactions/vread.js';
 import { conditionalPatchInteraction, patchInteraction } from './interactions/patch.js';
 import { bundleInteraction } from './interactions/bundle.js';
+import { searchInteraction } from './interactions/search.js';
+import { runOperation, streamedOperationRoutes } from './operation-route.js';
 import { binaryRoutes } from './binary/routes.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import { createCapabilityStatement, type CapabilitySearchParam } from './capability.js';
 import { HEARTH_VERSION } from '../version.js';
-import type { ElementShaper } from '../resources/elements.js';
-import type { OperationRegistry } from './operations/registry.js';
+import { shapeResource, type ElementShaper } from '../resources/elements.js';
+import type { OperationRegistry } from '../operations/registry.js';
 import type { SearchService } from '../search/service.js';
-import { responseShape, sendJsonText } from '../http/fhir-reply.js';
-import { formPairs } from '../http/body.js';
-import type { FhirContextFactory } from './context-factory.js';
+import { responseShape, sendJson, sendJsonText } from '../http/fhir-reply.js';
+import type { FhirContextFactory } from '../auth/context-factory.js';
 
 export interface FhirPluginDeps {
   contextFor: FhirContextFactory;
@@ -42,48 +43,14 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     request.fhir = await deps.contextFor(request);
   });
 
-  const search = async (
+  const search = (
     request: FastifyRequest,
     reply: FastifyReply,
     resourceType?: string,
     compartment?: { resourceType: string; id: string },
-  ) => {
-    const { repo, fhirBase } = ctx(request);
-    if (resourceType) {
-      repo.assertType(resourceType);
-    }
-    const params = new URLSearchParams(rawQuery(request));
-    if (request.method === 'POST' && request.body !== undefined && request.body !== null) {
-      // POST _search carries its parameters form-encoded (hl7.org/fhir/R4/http.html#search).
-      const form = /^application\/x-www-form-urlencoded/i.test(String(request.headers['content-type'] ?? ''));
-      if (!form || typeof request.body !== 'object' || Buffer.isBuffer(request.body)) {
-        fail(unsupportedMediaType('POST _search takes its parameters as application/x-www-form-urlencoded'));
-      }
-      // Every pair, repeated names included: `date=ge2020&date=lt2021` is an AND.
-      const pairs = formPairs(request.body) ?? Object.entries(request.body as Record<string, unknown>);
-      for (const [k, v] of pairs) {
-        params.append(k, String(v));
-      }
-    }
-    const strict = /handling=strict/i.test(String(request.headers.prefer ?? ''));
-    const text = await deps.search.search(repo, { resourceType, compartment, params, fhirBase, strict });
-    return sendJsonText(reply, 200, text, params.get('_pretty') === 'true');
-  };
-
-  const operation = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    name: string,
-    resourceType?: string,
-    id?: string,
-  ) => {
-    const level = id ? 'instance' : resourceType ? 'type' : 'system';
-    if (resourceType) {
-      ctx(request).repo.assertType(resourceType);
-    }
-    const entry = deps.operations.resolve(name, level, request.method, resourceType);
-    return entry.handler(request, reply, { resourceType, id });
-  };
+  ) => searchInteraction(request, reply, deps.search, resourceType, compartment);
+  const operation = (request: FastifyRequest, reply: FastifyReply, name: string, resourceType?: string, id?: string) =>
+    runOperation(deps.operations, request, reply, name, { resourceType, id });
 
   // Binary: raw content in and out, in a context of its own (its body parser streams).
   await app.register(binaryRoutes, {
@@ -91,6 +58,9 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     maxJsonBytes: deps.limits.maxBodyBytes,
     maxJsonDepth: deps.limits.maxJsonDepth,
   });
+
+  // Operations that take some media types as a stream ($import's NDJSON, CSV, TSV), at their exact paths.
+  await app.register(async (scope) => streamedOperationRoutes(scope, deps.operations));
 
   // The CapabilityStatement (public: the auth module lets GET metadata through without a token).
   const capability = createCapabilityStatement({
@@ -159,6 +129,10 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     if (id.startsWith('$')) {
       return operation(request, reply, id.slice(1), resourceType);
     }
+    const own = resourceType === 'OperationDefinition' ? deps.operations.definition(id) : undefined;
+    if (own) {
+      return sendOwnDefinition(request, reply, own, deps.shaper);
+    }
     return readInteraction(request, reply, deps.shaper);
   });
   app.post('/:resourceType/:id', (request: P<{ resourceType: string; id: string }>, reply) => {
@@ -199,6 +173,22 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
   };
   app.get('/:resourceType/:id/:third', instanceOpOrCompartment);
   app.post('/:resourceType/:id/:third', instanceOpOrCompartment);
+}
+
+/**
+ * The OperationDefinition of an operation this server answers, as its registry holds it: the
+ * definitions the CapabilityStatement points at resolve here (a stored one of the same id is shadowed).
+ */
+function sendOwnDefinition(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  definition: OperationDefinition,
+  shaper: ElementShaper,
+): FastifyReply {
+  ctx(request).repo.scope.access?.assertInteraction('OperationDefinition', 'read');
+  const shape = responseShape(request);
+  const shaped = shape.summary || shape.elements ? shapeResource(definition, shape, shaper) : definition;
+  return sendJson(reply, 200, shaped, shape.pretty);
 }
 
 const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json', 'application/json+fhir']);

@@ -1,7 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, fail } from '@hearth/core';
-import { ctx, rawQuery } from '../fhir/context.js';
-import type { OperationDefinitionEntry } from '../fhir/operations/registry.js';
+import { standardDefinition } from '../operations/definitions/standard.js';
+import type { OperationRegistration } from '../operations/registry.js';
+import type { OperationInput } from '../operations/types.js';
 import type { Logger } from '../platform/logger.js';
 import type { SearchService } from '../search/service.js';
 import { createGraphqlContext, trackContainer } from './context.js';
@@ -38,12 +38,12 @@ function parseVariables(value: unknown): Record<string, unknown> | undefined {
  * `operationName` parameters; POST with a JSON body of the same names, or an
  * application/graphql body holding the query. Anything else is a malformed request (400).
  */
-export function readGraphqlRequest(request: FastifyRequest): GraphqlRequest {
+export function readGraphqlRequest(request: OperationInput): GraphqlRequest {
   let source: Record<string, unknown>;
   if (request.method === 'GET') {
-    source = Object.fromEntries(new URLSearchParams(rawQuery(request)));
+    source = Object.fromEntries(request.query);
   } else if (Buffer.isBuffer(request.body)) {
-    const type = String(request.headers['content-type'] ?? '').toLowerCase();
+    const type = (request.headers['content-type'] ?? '').toLowerCase();
     if (!type.startsWith('application/graphql')) {
       fail(badRequest('Send the query as JSON ({"query": ...}) or as application/graphql'));
     }
@@ -69,15 +69,13 @@ export function readGraphqlRequest(request: FastifyRequest): GraphqlRequest {
  * level (`Patient/123/$graphql`) with the resource as the query root. Always answered as
  * application/json (the result is not a FHIR resource), through the caller's repository.
  */
-export function graphqlOperation(deps: GraphqlOperationDeps): OperationDefinitionEntry {
+export function graphqlOperation(deps: GraphqlOperationDeps): OperationRegistration {
   return {
-    name: 'graphql',
-    definition: 'http://hl7.org/fhir/OperationDefinition/Resource-graphql',
-    levels: ['system', 'instance'],
-    methods: ['GET', 'POST'],
-    handler: async (request: FastifyRequest, reply: FastifyReply, target) => {
+    definition: standardDefinition('Resource-graphql'),
+    handler: async (request) => {
+      const { target } = request;
       const graphqlRequest = readGraphqlRequest(request);
-      const { repo, fhirBase } = ctx(request);
+      const { repo, fhirBase } = request.context;
       const schemas = deps.schemas();
       const context = createGraphqlContext(repo, deps.search, schemas.args, fhirBase);
       let schema = schemas.system;
@@ -93,7 +91,7 @@ export function graphqlOperation(deps: GraphqlOperationDeps): OperationDefinitio
         rootValue,
         logger: deps.logger,
       });
-      return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(text);
+      return { body: text, contentType: 'application/json; charset=utf-8' };
     },
   };
 }

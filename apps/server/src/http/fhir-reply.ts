@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { allOk, type OperationOutcome, type Resource } from '@hearth/core';
+import { FHIR_JSON } from '../operations/result.js';
 import type { ResponseShape } from '../resources/elements.js';
-
-export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 
 /** The query parameters that shape any FHIR response. */
 export function responseShape(request: FastifyRequest): ResponseShape {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { ctx } from '../fhir/context.js';
+import { operationDefinition } from '../operations/definitions/build.js';
 import { createBot, deploy, waitFor } from '../bots/testing.js';
 
 let t: TestApp;
@@ -22,13 +22,18 @@ beforeAll(async () => {
     return { resourceType: 'Parameters', parameter: [{ name: 'doubled', valueInteger: params.n * 2 }] };
   });
   t.services.operations.register({
-    name: 'test-async',
-    levels: ['system'],
-    methods: ['POST'],
-    handler: async (request, reply) => {
-      const { repo, fhirBase } = ctx(request);
-      return asyncJobs.start(request, reply, repo, fhirBase, 'test-progress', { n: 21 }, 'batch');
-    },
+    definition: operationDefinition({
+      id: 'test-async',
+      url: 'https://example.org/OperationDefinition/test-async',
+      name: 'TestAsync',
+      title: 'Long work for the test',
+      code: 'test-async',
+      description: 'Starts the test-progress job.',
+      levels: { system: true },
+      affectsState: true,
+      parameter: [],
+    }),
+    handler: (input) => asyncJobs.start(input, 'test-progress', { n: 21 }, 'batch'),
   });
 });
 afterAll(async () => {

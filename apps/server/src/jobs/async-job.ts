@@ -1,6 +1,5 @@
 // Asynchronous requests (hl7.org/fhir/R4/async.html; FHIR Bulk Data "kick-off" and status pattern):
 // `Prefer: respond-async` → 202 Accepted with Content-Location; the client polls that URL.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   badRequest,
   fail,
@@ -12,7 +11,8 @@ import {
 } from '@hearth/core';
 import type { Logger } from '../platform/logger.js';
 import type { Repository } from '../storage/repository.js';
-import { sendJson } from '../http/fhir-reply.js';
+import { jsonResult } from '../operations/result.js';
+import type { OperationInput, OperationResult } from '../operations/types.js';
 import type { MemberRepositories } from './actor.js';
 import type { JobAttempt, JobQueue } from './queue.js';
 
@@ -76,11 +76,6 @@ function withoutProgress(job: AsyncJobResource): AsyncJobResource {
   return kept.length > 0 ? { ...rest, extension: kept } : rest;
 }
 
-/** True when the request asks for an asynchronous answer (Prefer: respond-async). */
-export function prefersAsync(request: FastifyRequest): boolean {
-  return /(^|[,;\s])respond-async\b/i.test(String(request.headers.prefer ?? ''));
-}
-
 /**
  * The generic helper for long operations: `start()` records an AsyncJob (status accepted), queues
  * the work as a durable job, and answers 202 with Content-Location `[base]/job/{id}/status`;
@@ -110,16 +105,9 @@ export class AsyncJobs {
     this.views.set(type, view);
   }
 
-  /** Accepts the request for asynchronous processing: 202 with Content-Location. */
-  async start<P>(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    repo: Repository,
-    fhirBase: string,
-    kind: string,
-    params: P,
-    type?: AsyncJobType,
-  ): Promise<FastifyReply> {
+  /** Accepts the request for asynchronous processing, as the caller: 202 with Content-Location. */
+  async start<P>(input: OperationInput, kind: string, params: P, type?: AsyncJobType): Promise<OperationResult> {
+    const { repo, fhirBase } = input.context;
     if (!this.handlers.has(kind)) {
       fail(badRequest(`No asynchronous processing for ${kind}`));
     }
@@ -127,7 +115,7 @@ export class AsyncJobs {
       resourceType: 'AsyncJob',
       status: 'accepted',
       requestTime: new Date().toISOString(),
-      request: new URL(request.url, fhirBase).toString(),
+      request: input.url,
       ...(type ? { type } : {}),
     };
     const created = (await repo.createResource(job)).resource as AsyncJobResource;
@@ -139,8 +127,7 @@ export class AsyncJobs {
       requester: repo.scope.author?.reference,
     };
     await this.deps.jobs.send(ASYNC_QUEUE, queued);
-    reply.header('content-location', `${fhirBase}job/${created.id}/status`);
-    return sendJson(reply, 202, created);
+    return jsonResult(created, 202, { 'content-location': `${fhirBase}job/${created.id}/status` });
   }
 
   private async update(
@@ -251,7 +238,7 @@ export class AsyncJobs {
   }
 
   /** GET [base]/job/{id}/status: 202 with X-Progress while running; 200 with the AsyncJob when done; an error's OperationOutcome. */
-  async status(repo: Repository, id: string, reply: FastifyReply): Promise<FastifyReply> {
+  async status(repo: Repository, id: string): Promise<OperationResult> {
     const job = (await repo.readResource('AsyncJob', id)).resource as AsyncJobResource;
     switch (job.status) {
       case 'accepted':
@@ -265,8 +252,7 @@ export class AsyncJobs {
             : fraction !== undefined
               ? `${Math.round(fraction * 100)}%${message ? ` ${message}` : ''}`
               : 'in progress';
-        reply.header('x-progress', text).header('retry-after', '1');
-        return sendJson(reply, 202, job);
+        return jsonResult(job, 202, { 'x-progress': text, 'retry-after': '1' });
       }
       case 'error': {
         const outcome = (
@@ -274,30 +260,27 @@ export class AsyncJobs {
         )?.parameter?.find((p) => p.name === 'outcome')?.resource;
         // The job's own outcome decides: a user's bad input stays a 4xx, as it would have been synchronously.
         return outcome
-          ? sendJson(reply, Math.max(getStatus(outcome), 400), outcome)
-          : sendJson(reply, 500, serverError(new Error('The job failed')));
+          ? jsonResult(outcome, Math.max(getStatus(outcome), 400))
+          : jsonResult(serverError(new Error('The job failed')), 500);
       }
       case 'cancelled':
         return fail(notFoundWith(`AsyncJob/${id} was cancelled`));
       default: {
         const view = job.type ? this.views.get(job.type) : undefined;
         return view
-          ? reply
-              .code(200)
-              .header('content-type', 'application/json; charset=utf-8')
-              .send(JSON.stringify(view(job)))
-          : sendJson(reply, 200, job);
+          ? { body: JSON.stringify(view(job)), contentType: 'application/json; charset=utf-8' }
+          : jsonResult(job);
       }
     }
   }
 
   /** DELETE [base]/job/{id}/status: cancels the job (a running step finishes; no further output). */
-  async cancel(repo: Repository, id: string, reply: FastifyReply): Promise<FastifyReply> {
+  async cancel(repo: Repository, id: string): Promise<OperationResult> {
     const current = await repo.readResource('AsyncJob', id);
     const job = current.resource as AsyncJobResource;
     if (job.status === 'accepted' || job.status === 'active') {
       await repo.updateResource({ ...job, status: 'cancelled', transactionTime: new Date().toISOString() });
     }
-    return reply.code(202).send();
+    return { status: 202 };
   }
 }

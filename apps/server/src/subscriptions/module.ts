@@ -6,7 +6,7 @@ import type { Repository } from '../storage/repository.js';
 import type { ConditionalMatcher, SearchIndexer } from '../storage/types.js';
 import type { WriteSubscriptions } from '../storage/write-events.js';
 import { publishAfterCommit, type ChangeNotices } from '../storage/change-notices.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
+import type { OperationRegistry } from '../operations/registry.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MemberRepositories } from '../jobs/actor.js';
 import type { BotRunner } from '../bots/runner.js';

@@ -1,10 +1,11 @@
 // Subscription/{id}/$get-ws-binding-token and {type}/{id}/$resend.
 import { randomUUID } from 'node:crypto';
 import { allOk, badRequest, fail, type Resource } from '@hearth/core';
-import { ctx } from '../fhir/context.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
-import { sendJson } from '../http/fhir-reply.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { RESOURCE_RESEND } from '../operations/definitions/hearth.js';
+import { GET_WS_BINDING_TOKEN } from '../operations/definitions/implementation-guides.js';
+import type { OperationRegistry } from '../operations/registry.js';
+import { jsonResult } from '../operations/result.js';
 import { EVALUATE_QUEUE } from './evaluate.js';
 import type { ChangeEvent } from './model.js';
 import type { BindingTokens } from './websocket.js';
@@ -42,13 +43,10 @@ function parameter(body: unknown, name: string): string | undefined {
 
 export function registerSubscriptionOperations(registry: OperationRegistry, deps: SubscriptionOperationDeps): void {
   registry.register({
-    name: 'get-ws-binding-token',
-    levels: ['instance', 'type'],
-    resourceTypes: ['Subscription'],
-    methods: ['GET', 'POST'],
-    handler: async (request, reply, target) => {
-      const { repo } = ctx(request);
-      const id = target.id ?? (request.query as Record<string, string | undefined>).id ?? parameter(request.body, 'id');
+    definition: GET_WS_BINDING_TOKEN,
+    handler: async ({ context, target, query, body }) => {
+      const { repo } = context;
+      const id = target.id ?? query.get('id') ?? parameter(body, 'id');
       if (!id) {
         fail(badRequest('Give the subscription id in the path: Subscription/{id}/$get-ws-binding-token', 'id'));
       }
@@ -63,7 +61,7 @@ export function registerSubscriptionOperations(registry: OperationRegistry, deps
         subscription.meta?.project as string,
         deps.tokenTtlSeconds,
       );
-      return sendJson(reply, 200, {
+      return jsonResult({
         resourceType: 'Parameters',
         parameter: [
           { name: 'subscription', valueString: id },
@@ -76,14 +74,12 @@ export function registerSubscriptionOperations(registry: OperationRegistry, deps
   });
 
   registry.register({
-    name: 'resend',
-    levels: ['instance'],
-    methods: ['POST'],
-    handler: async (request, reply, target) => {
-      const { repo } = ctx(request);
+    definition: RESOURCE_RESEND,
+    handler: async ({ context, target, body }) => {
+      const { repo } = context;
       const resourceType = target.resourceType as string;
       const read = await repo.readResource(resourceType, target.id as string);
-      const only = parameter(request.body, 'subscription')?.replace(/^Subscription\//, '');
+      const only = parameter(body, 'subscription')?.replace(/^Subscription\//, '');
       const change: ChangeEvent = {
         projectId: read.resource.meta?.project as string,
         resourceType,
@@ -94,7 +90,7 @@ export function registerSubscriptionOperations(registry: OperationRegistry, deps
         ...(only ? { onlySubscription: only } : {}),
       };
       await deps.jobs.send(EVALUATE_QUEUE, { changes: [change] });
-      return sendJson(reply, 200, allOk);
+      return jsonResult(allOk);
     },
   });
 }

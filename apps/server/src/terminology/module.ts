@@ -2,9 +2,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import type { RepositoryDeps, ResourceValidator, SearchIndexer } from '../storage/types.js';
 import type { ChangeNotices } from '../storage/change-notices.js';
-import type { FastifyInstance } from 'fastify';
-import type { FhirContextFactory } from '../fhir/context-factory.js';
-import type { OperationRegistry } from '../fhir/operations/registry.js';
+import type { OperationRegistry } from '../operations/registry.js';
 import { expandForSearch } from './api.js';
 import { withTerminologyBindings } from './binding-validator.js';
 import { createBindingChecker, type BindingChecker } from './bindings.js';
@@ -16,7 +14,6 @@ import { lookupOperation } from './operations/lookup.js';
 import { subsumesOperation } from './operations/subsumes.js';
 import { translateOperation } from './operations/translate.js';
 import { codeSystemValidateCodeOperation, valueSetValidateCodeOperation } from './operations/validate-code.js';
-import { terminologyRoutes } from './routes.js';
 
 /** Terminology's faces towards the rest of the server, built once in services.ts. */
 export interface TerminologyModule {
@@ -37,7 +34,7 @@ export interface TerminologyModule {
    * ConceptMaps live there: the auth module should let every project read it.
    */
   readonly projectId: string;
-  /** Adds $expand, $lookup, $validate-code, $subsumes, $translate and $import. */
+  /** Adds $expand, $lookup, $validate-code, $subsumes, $translate and $import (streamed bodies too). */
   registerOperations(registry: OperationRegistry): void;
   /** Required-binding checks against the global value sets, for the validator. */
   bindings: BindingChecker;
@@ -45,8 +42,6 @@ export interface TerminologyModule {
   expandValueSet(url: string, projectId: string): Promise<{ system?: string; code: string }[]>;
   /** Stops re-reading the binding checks' value sets (the server is closing). */
   stop(): void;
-  /** HTTP routes for streamed $import bodies; register under the FHIR base prefix (app.ts). */
-  routes(app: FastifyInstance, contextFor: FhirContextFactory): Promise<void>;
 }
 
 export interface TerminologyModuleOptions {
@@ -66,7 +61,6 @@ export function createTerminologyModule(
   let terminologyProjectId = '';
   const bindings = createBindingChecker(pool, maxAgeMs);
   const deps = { pool, logger };
-  const importOp = importOperation(deps);
   const validators: { prepare(): Promise<void> }[] = [];
   /** Expansions read fresh (not from a cache filled before a write committed), then the checks. */
   const prepareValidators = async (): Promise<void> => {
@@ -136,7 +130,6 @@ export function createTerminologyModule(
       started = false;
     },
     expandValueSet: (url, projectId) => expandForSearch(pool, { projects: [projectId] }, url),
-    routes: (app, contextFor) => terminologyRoutes(app, { contextFor, importOperation: importOp }),
     registerOperations(registry) {
       registry.register(expandOperation(deps));
       registry.register(lookupOperation(deps));
@@ -144,7 +137,7 @@ export function createTerminologyModule(
       registry.register(codeSystemValidateCodeOperation(deps));
       registry.register(subsumesOperation(deps));
       registry.register(translateOperation(deps));
-      registry.register(importOp);
+      registry.register(importOperation(deps));
     },
   };
 }

@@ -1,8 +1,8 @@
 // Project/$init: creates a project with its admin (the platform's Project $init operation).
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, fail, forbiddenWith, type Resource } from '@hearth/core';
-import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
-import { sendJson } from '../../http/fhir-reply.js';
+import { badRequest, fail, forbiddenWith, unauthorizedWith, type Resource } from '@hearth/core';
+import { PROJECT_INIT } from '../../operations/definitions/hearth.js';
+import type { OperationRegistration } from '../../operations/registry.js';
+import { jsonResult } from '../../operations/result.js';
 import type { AuthModule } from '../module.js';
 import { createProject, createUser, normalizeEmail } from '../projects.js';
 import { findUserByEmail, readByReference } from '../store.js';
@@ -41,15 +41,14 @@ function namesFromEmail(email: string): { firstName: string; lastName: string } 
  * new), strictMode. Without ownerEmail the caller owns the project. Registration being off
  * leaves this to super admins.
  */
-export function projectInitOperation(auth: AuthModule): OperationDefinitionEntry {
+export function projectInitOperation(auth: AuthModule): OperationRegistration {
   return {
-    name: 'init',
-    levels: ['type', 'instance'],
-    resourceTypes: ['Project'],
-    methods: ['POST'],
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const caller = await auth.authenticator.require(request);
-      const body = request.body;
+    definition: PROJECT_INIT,
+    handler: async ({ context, body }) => {
+      const caller = auth.callerOf(context);
+      if (!caller) {
+        fail(unauthorizedWith('Authentication required: send Authorization: Bearer <access token>'));
+      }
       const name = param(body, 'name')?.valueString;
       if (!name?.trim()) {
         fail(badRequest('Parameter name is required', 'name'));
@@ -86,8 +85,9 @@ export function projectInitOperation(auth: AuthModule): OperationDefinitionEntry
         owner,
         ...(caller.superAdmin && strictMode !== undefined ? { strictMode } : {}),
       });
-      reply.header('location', `${auth.deps.config.baseUrl}fhir/R4/Project/${created.project.id}`);
-      return sendJson(reply, 201, created.project);
+      return jsonResult(created.project, 201, {
+        location: `${auth.deps.config.baseUrl}fhir/R4/Project/${created.project.id}`,
+      });
     },
   };
 }

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, fail, type Resource } from '@hearth/core';
 import type { BinaryStore } from '../../storage/binary-store.js';
 import type { ReadResult } from '../../storage/types.js';
-import { FHIR_JSON } from '../../http/fhir-reply.js';
+import { FHIR_JSON } from '../../operations/result.js';
 import { storageKeyOf, withStorageKey } from '../../storage/binary-key.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

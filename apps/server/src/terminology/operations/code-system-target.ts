@@ -1,6 +1,5 @@
-import type { FastifyRequest } from 'fastify';
 import { badRequest, fail, notFoundWith, type CodeableConcept, type Coding } from '@hearth/core';
-import type { OperationTarget } from '../../fhir/operations/registry.js';
+import type { OperationInput } from '../../operations/types.js';
 import { findCodeSystem, findCodeSystemById, splitCanonical, type CodeSystemRow } from '../resolve.js';
 import { scopeOf, type TerminologyDeps } from './context.js';
 
@@ -10,13 +9,12 @@ import { scopeOf, type TerminologyDeps } from './context.js';
  */
 export async function targetCodeSystem(
   deps: TerminologyDeps,
-  request: FastifyRequest,
-  target: OperationTarget,
+  { context, target }: OperationInput,
   system: string | undefined,
   version: string | undefined,
   param = 'system',
 ): Promise<CodeSystemRow> {
-  const scope = scopeOf(request);
+  const scope = scopeOf(context);
   if (target.id) {
     const cs = await findCodeSystemById(deps.pool, scope, target.id);
     if (!cs) {

@@ -1,5 +1,4 @@
-import type { FastifyRequest } from 'fastify';
-import { ctx } from '../../fhir/context.js';
+import type { FhirContext } from '../../operations/context.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Pool } from '../../platform/postgres.js';
 import type { TerminologyScope } from '../resolve.js';
@@ -11,11 +10,11 @@ export interface TerminologyDeps {
 }
 
 /** The caller's terminology scope: its readable projects plus the global content. */
-export function scopeOf(request: FastifyRequest): TerminologyScope {
-  return { projects: ctx(request).repo.scope.readProjects };
+export function scopeOf(context: FhirContext): TerminologyScope {
+  return { projects: context.repo.scope.readProjects };
 }
 
 /** The project the caller writes to ($import targets only its own code systems). */
-export function ownProjectOf(request: FastifyRequest): string {
-  return ctx(request).repo.scope.projectId;
+export function ownProjectOf(context: FhirContext): string {
+  return context.repo.scope.projectId;
 }

@@ -1,8 +1,9 @@
 // hl7.org/fhir/R4/valueset-operation-expand.html
 import { randomUUID } from 'node:crypto';
 import { badRequest, fail, notFoundWith, type ValueSet, type ValueSetExpansionParameter } from '@hearth/core';
-import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
-import { sendJson } from '../../http/fhir-reply.js';
+import type { OperationRegistration } from '../../operations/registry.js';
+import { standardDefinition } from '../../operations/definitions/standard.js';
+import { jsonResult } from '../../operations/result.js';
 import { expandDefinition, MAX_EXPANSION } from '../expand.js';
 import { findValueSet, findValueSetById, splitCanonical, type ValueSetRow } from '../resolve.js';
 import { scopeOf, type TerminologyDeps } from './context.js';
@@ -27,15 +28,13 @@ const SPECS = {
 
 const DATE = /^\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
 
-export function expandOperation(deps: TerminologyDeps): OperationDefinitionEntry {
+export function expandOperation(deps: TerminologyDeps): OperationRegistration {
   return {
-    name: 'expand',
-    levels: ['type', 'instance'],
-    resourceTypes: ['ValueSet'],
-    methods: ['GET', 'POST'],
-    async handler(request, reply, target) {
-      const params = readParams(request, SPECS, { name: 'valueSet', resourceType: 'ValueSet' });
-      const scope = scopeOf(request);
+    definition: standardDefinition('ValueSet-expand'),
+    async handler(input) {
+      const { target, context } = input;
+      const params = readParams(input, SPECS, { name: 'valueSet', resourceType: 'ValueSet' });
+      const scope = scopeOf(context);
       const date = params.date as string | undefined;
       if (date !== undefined && !DATE.test(date)) {
         fail(badRequest(`Parameter date must be a FHIR dateTime, not "${date}"`, 'date'));
@@ -101,7 +100,7 @@ export function expandOperation(deps: TerminologyDeps): OperationDefinitionEntry
           ...(page.contains.length > 0 ? { contains: page.contains } : {}),
         },
       };
-      return sendJson(reply, 200, result, (request.query as Record<string, unknown>)._pretty === 'true');
+      return jsonResult(result);
     },
   };
 }

@@ -7,11 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { serverError, type OperationOutcome, type Resource } from '@hearth/core';
-import { ctx } from '../../fhir/context.js';
-import { sendJson } from '../../http/fhir-reply.js';
 import { PROGRESS_EXTENSION } from '../../jobs/async-job.js';
+import { jsonResult } from '../../operations/result.js';
+import type { OperationInput, OperationResult } from '../../operations/types.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Repository } from '../../storage/repository.js';
 import type { ImportConcept } from '../import/importer.js';
@@ -41,14 +40,13 @@ class ImportCancelled extends Error {}
  */
 export async function startAsyncImport(
   deps: TerminologyDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  input: OperationInput,
   cs: CodeSystemRow,
   body: Readable,
   source: (body: Readable, onSkip: () => void) => AsyncIterable<ImportConcept>,
   logger: Logger,
-): Promise<FastifyReply> {
-  const { repo, fhirBase } = ctx(request);
+): Promise<OperationResult> {
+  const { repo, fhirBase } = input.context;
   const spool = join(tmpdir(), `hearth-import-${randomUUID()}.part`);
   try {
     await pipeline(body, createWriteStream(spool, { flags: 'wx' }));
@@ -64,7 +62,7 @@ export async function startAsyncImport(
         resourceType: 'AsyncJob',
         status: 'active',
         requestTime: new Date().toISOString(),
-        request: new URL(request.url, fhirBase).toString(),
+        request: input.url,
       })
     ).resource;
   } catch (err) {
@@ -72,8 +70,7 @@ export async function startAsyncImport(
     throw err;
   }
   void runImport(deps, repo, job.id as string, cs, spool, size, source, logger);
-  reply.header('content-location', `${fhirBase}job/${job.id}/status`);
-  return sendJson(reply, 202, job);
+  return jsonResult(job, 202, { 'content-location': `${fhirBase}job/${job.id}/status` });
 }
 
 async function runImport(

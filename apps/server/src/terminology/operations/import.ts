@@ -1,6 +1,5 @@
 // Code system import: Parameters chunks, or a streamed NDJSON / CSV / TSV body (see terminology/README.md).
 import type { Readable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import {
   badRequest,
   fail,
@@ -10,11 +9,12 @@ import {
   type Parameters,
   type ParametersParameter,
 } from '@hearth/core';
-import { ctx } from '../../fhir/context.js';
-import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
+import { CODE_SYSTEM_IMPORT } from '../../operations/definitions/hearth.js';
+import type { FhirContext } from '../../operations/context.js';
+import { prefersAsync } from '../../operations/input.js';
+import type { OperationRegistration } from '../../operations/registry.js';
+import { jsonResult } from '../../operations/result.js';
 import type { Queryable } from '../../platform/postgres.js';
-import { sendJson } from '../../http/fhir-reply.js';
-import { prefersAsync } from '../../jobs/async-job.js';
 import type { ImportConcept } from '../import/importer.js';
 import { startAsyncImport } from './import-async.js';
 import { importConcepts, statsParameters } from './import-run.js';
@@ -22,7 +22,7 @@ import { delimitedConcepts, ndjsonConcepts, parametersConcepts } from '../import
 import { findCodeSystem, findCodeSystemById, type CodeSystemRow } from '../resolve.js';
 import { ownProjectOf, type TerminologyDeps } from './context.js';
 
-/** Bodies that reach $import as a stream (see the terminology routes), never buffered whole. */
+/** Bodies that reach $import as a stream, never buffered whole. */
 export const STREAMED_IMPORT_TYPES = [
   'application/x-ndjson',
   'application/ndjson',
@@ -35,25 +35,22 @@ function isStream(body: unknown): body is Readable {
   return typeof (body as Readable | undefined)?.pipe === 'function' && typeof (body as Readable).on === 'function';
 }
 
-function first(value: unknown): string | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  return typeof v === 'string' && v !== '' ? v : undefined;
+/** The first value of a query parameter, unless empty. */
+function first(query: URLSearchParams, name: string): string | undefined {
+  return query.get(name) || undefined;
 }
 
-export function importOperation(deps: TerminologyDeps): OperationDefinitionEntry {
+export function importOperation(deps: TerminologyDeps): OperationRegistration {
   return {
-    name: 'import',
-    levels: ['type', 'instance'],
-    resourceTypes: ['CodeSystem'],
-    methods: ['POST'],
-    async handler(request, reply, target) {
-      const query = request.query as Record<string, unknown>;
-      const body = request.body;
-      let system = first(query.system);
+    definition: CODE_SYSTEM_IMPORT,
+    streamedTypes: STREAMED_IMPORT_TYPES,
+    async handler(input) {
+      const { query, body, context, target } = input;
+      let system = first(query, 'system');
       let source: ConceptSource | undefined;
       let list: ParametersParameter[] | undefined;
       if (isStream(body)) {
-        source = conceptSource(String(request.headers['content-type'] ?? ''), query);
+        source = conceptSource(input.headers['content-type'] ?? '', query);
       } else if ((body as Parameters | undefined)?.resourceType === 'Parameters') {
         list = ((body as Parameters).parameter ?? []) as ParametersParameter[];
         system ??= list.find((p) => p.name === 'system')?.valueUri;
@@ -64,16 +61,16 @@ export function importOperation(deps: TerminologyDeps): OperationDefinitionEntry
           ),
         );
       }
-      const cs = await ownCodeSystem(deps, request, target.id, system);
-      await assertMayUpdate(deps.pool, ctx(request).repo.scope, cs);
-      const logger = deps.logger.child({ reqId: request.id });
-      if (source && isStream(body) && prefersAsync(request)) {
-        return startAsyncImport(deps, request, reply, cs, body, source, logger);
+      const cs = await ownCodeSystem(deps, context, target.id, system);
+      await assertMayUpdate(deps.pool, context.repo.scope, cs);
+      const logger = deps.logger.child({ reqId: context.requestId });
+      if (source && isStream(body) && prefersAsync(input)) {
+        return startAsyncImport(deps, input, cs, body, source, logger);
       }
       let skipped = 0;
       const concepts = source && isStream(body) ? source(body, () => skipped++) : parametersConcepts(list ?? []);
       const stats = await importConcepts(deps, cs, concepts, logger);
-      return sendJson(reply, 200, statsParameters(cs, { ...stats, skipped: stats.skipped + skipped }));
+      return jsonResult(statsParameters(cs, { ...stats, skipped: stats.skipped + skipped }));
     },
   };
 }
@@ -81,11 +78,11 @@ export function importOperation(deps: TerminologyDeps): OperationDefinitionEntry
 /** The target code system, which must belong to the caller's own project. */
 async function ownCodeSystem(
   deps: TerminologyDeps,
-  request: FastifyRequest,
+  context: FhirContext,
   id: string | undefined,
   system: string | undefined,
 ): Promise<CodeSystemRow> {
-  const own = ownProjectOf(request);
+  const own = ownProjectOf(context);
   const scope = { projects: [own] };
   let cs: CodeSystemRow | undefined;
   if (id) {
@@ -147,13 +144,12 @@ type ConceptSource = (body: Readable, onSkip: () => void) => AsyncIterable<Impor
  * The reader of a streamed body of this content type, with its options from the query string
  * checked now (a bad `where` is a 400 before anything is read or queued).
  */
-function conceptSource(contentType: string, query: Record<string, unknown>): ConceptSource {
+function conceptSource(contentType: string, query: URLSearchParams): ConceptSource {
   const type = contentType.split(';')[0].trim().toLowerCase();
   if (type.endsWith('ndjson')) {
     return (body) => ndjsonConcepts(body);
   }
-  const where = (Array.isArray(query.where) ? query.where : query.where === undefined ? [] : [query.where]).map((w) => {
-    const text = String(w);
+  const where = query.getAll('where').map((text) => {
     const eq = text.indexOf('=');
     if (eq <= 0) {
       fail(badRequest(`where must be column=value, not "${text}"`, 'where'));
@@ -162,14 +158,14 @@ function conceptSource(contentType: string, query: Record<string, unknown>): Con
   });
   const tsv = type === 'text/tab-separated-values';
   const options = {
-    delimiter: first(query.delimiter) ?? (tsv ? '\t' : ','),
+    delimiter: first(query, 'delimiter') ?? (tsv ? '\t' : ','),
     quoted: !tsv,
-    codeColumn: first(query.codeColumn) ?? 'code',
-    displayColumn: first(query.displayColumn) ?? 'display',
-    definitionColumn: first(query.definitionColumn) ?? 'definition',
-    parentColumn: first(query.parentColumn) ?? 'parent',
+    codeColumn: first(query, 'codeColumn') ?? 'code',
+    displayColumn: first(query, 'displayColumn') ?? 'display',
+    definitionColumn: first(query, 'definitionColumn') ?? 'definition',
+    parentColumn: first(query, 'parentColumn') ?? 'parent',
     where,
-    propertyColumns: first(query.propertyColumns)?.split(','),
+    propertyColumns: first(query, 'propertyColumns')?.split(','),
   };
   return (body, onSkip) => delimitedConcepts(body, options, onSkip);
 }

@@ -1,7 +1,8 @@
 // hl7.org/fhir/R4/codesystem-operation-lookup.html
 import { badRequest, fail, notFoundWith, type ParametersParameter } from '@hearth/core';
-import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
-import { sendJson } from '../../http/fhir-reply.js';
+import type { OperationRegistration } from '../../operations/registry.js';
+import { standardDefinition } from '../../operations/definitions/standard.js';
+import { jsonResult } from '../../operations/result.js';
 import { findConcept, type ConceptDetails } from '../concept-lookup.js';
 import { type TerminologyDeps } from './context.js';
 import { inputCodings, targetCodeSystem } from './code-system-target.js';
@@ -17,20 +18,19 @@ const SPECS = {
   property: { type: 'code', many: true },
 } as const;
 
-export function lookupOperation(deps: TerminologyDeps): OperationDefinitionEntry {
+export function lookupOperation(deps: TerminologyDeps): OperationRegistration {
   return {
-    name: 'lookup',
-    levels: ['type', 'instance'],
-    resourceTypes: ['CodeSystem'],
-    methods: ['GET', 'POST'],
-    async handler(request, reply, target) {
-      const params = readParams(request, SPECS);
+    definition: standardDefinition('CodeSystem-lookup'),
+    // R4 defines $lookup at type level only; Hearth also answers CodeSystem/{id}/$lookup.
+    override: { levels: ['type', 'instance'] },
+    async handler(input) {
+      const params = readParams(input, SPECS);
       const [coding] = inputCodings(params);
       if (!coding?.code) {
         fail(badRequest('$lookup needs a code (with system) or a coding', 'code'));
       }
       const version = (params.version as string | undefined) ?? coding.version;
-      const cs = await targetCodeSystem(deps, request, target, coding.system, version);
+      const cs = await targetCodeSystem(deps, input, coding.system, version);
       const concept = await findConcept(deps.pool, cs, coding.code);
       if (!concept) {
         fail(notFoundWith(`Code "${coding.code}" not found in ${cs.url}`));
@@ -43,7 +43,7 @@ export function lookupOperation(deps: TerminologyDeps): OperationDefinitionEntry
         ...designations(concept),
         ...properties(concept, wanted ? new Set(wanted) : undefined),
       ]);
-      return sendJson(reply, 200, result);
+      return jsonResult(result);
     },
   };
 }

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import {
   badRequest,
   fail,
@@ -8,6 +7,7 @@ import {
   type ParametersParameter,
   type Resource,
 } from '@hearth/core';
+import type { OperationInput } from '../../operations/types.js';
 
 export type ParamType =
   'string' | 'uri' | 'code' | 'integer' | 'boolean' | 'dateTime' | 'Coding' | 'CodeableConcept' | 'resource';
@@ -27,7 +27,7 @@ type Value = string | number | boolean | Coding | CodeableConcept | Resource;
  * Values of the wrong type are a 400 naming the parameter; unknown parameters are ignored.
  */
 export function readParams<S extends Record<string, ParamSpec>>(
-  request: FastifyRequest,
+  input: OperationInput,
   specs: S,
   bodyResourceParam?: { name: keyof S & string; resourceType: string },
 ): { [K in keyof S]?: unknown } & { parts: Map<string, ParametersParameter[]> } {
@@ -44,7 +44,7 @@ export function readParams<S extends Record<string, ParamSpec>>(
     }
   };
 
-  const body = request.method === 'POST' ? request.body : undefined;
+  const body = input.method === 'POST' ? input.body : undefined;
   if (body !== undefined && body !== null && !Buffer.isBuffer(body) && typeof body === 'object') {
     const resource = body as Resource;
     if (resource.resourceType === 'Parameters') {
@@ -67,12 +67,8 @@ export function readParams<S extends Record<string, ParamSpec>>(
     }
   }
 
-  const query = request.query as Record<string, string | string[] | undefined>;
-  for (const [name, raw] of Object.entries(query ?? {})) {
-    if (!(name in specs) || raw === undefined) {
-      continue;
-    }
-    for (const text of Array.isArray(raw) ? raw : [raw]) {
+  for (const [name, text] of input.query) {
+    if (name in specs) {
       set(name, fromText(name, text, specs[name]));
     }
   }

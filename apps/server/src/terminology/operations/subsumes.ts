@@ -1,7 +1,8 @@
 // hl7.org/fhir/R4/codesystem-operation-subsumes.html
 import { badRequest, fail, notFoundWith, type Coding } from '@hearth/core';
-import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
-import { sendJson } from '../../http/fhir-reply.js';
+import type { OperationRegistration } from '../../operations/registry.js';
+import { standardDefinition } from '../../operations/definitions/standard.js';
+import { jsonResult } from '../../operations/result.js';
 import { findConcept, subsumption } from '../concept-lookup.js';
 import { type TerminologyDeps } from './context.js';
 import { targetCodeSystem } from './code-system-target.js';
@@ -16,14 +17,11 @@ const SPECS = {
   codingB: { type: 'Coding' },
 } as const;
 
-export function subsumesOperation(deps: TerminologyDeps): OperationDefinitionEntry {
+export function subsumesOperation(deps: TerminologyDeps): OperationRegistration {
   return {
-    name: 'subsumes',
-    levels: ['type', 'instance'],
-    resourceTypes: ['CodeSystem'],
-    methods: ['GET', 'POST'],
-    async handler(request, reply, target) {
-      const params = readParams(request, SPECS);
+    definition: standardDefinition('CodeSystem-subsumes'),
+    async handler(input) {
+      const params = readParams(input, SPECS);
       const a = side(params.codeA, params.codingA, 'A');
       const b = side(params.codeB, params.codingB, 'B');
       const system = (params.system as string | undefined) ?? a.system ?? b.system;
@@ -32,7 +30,7 @@ export function subsumesOperation(deps: TerminologyDeps): OperationDefinitionEnt
           fail(badRequest(`Both codings must be in ${system}, not ${coding.system}`, 'system'));
         }
       }
-      const cs = await targetCodeSystem(deps, request, target, system, params.version as string | undefined);
+      const cs = await targetCodeSystem(deps, input, system, params.version as string | undefined);
       const codes: string[] = [];
       for (const coding of [a, b]) {
         const concept = await findConcept(deps.pool, cs, coding.code as string, false);
@@ -42,7 +40,7 @@ export function subsumesOperation(deps: TerminologyDeps): OperationDefinitionEnt
         codes.push(concept.code);
       }
       const outcome = await subsumption(deps.pool, cs, codes[0], codes[1]);
-      return sendJson(reply, 200, parameters([out('outcome', 'Code', outcome)]));
+      return jsonResult(parameters([out('outcome', 'Code', outcome)]));
     },
   };
 }

@@ -8,8 +8,9 @@ import {
   type ConceptMap,
   type ParametersParameter,
 } from '@hearth/core';
-import type { OperationDefinitionEntry } from '../../fhir/operations/registry.js';
-import { sendJson } from '../../http/fhir-reply.js';
+import type { OperationRegistration } from '../../operations/registry.js';
+import { standardDefinition } from '../../operations/definitions/standard.js';
+import { jsonResult } from '../../operations/result.js';
 import { findConceptMap, findConceptMaps, splitCanonical, type ConceptMapRow } from '../resolve.js';
 import { translate, type ConceptMapTranslateOutput, type MapSource } from '../translate.js';
 import { scopeOf, type TerminologyDeps } from './context.js';
@@ -33,15 +34,13 @@ const SPECS = {
   reverse: { type: 'boolean' },
 } as const;
 
-export function translateOperation(deps: TerminologyDeps): OperationDefinitionEntry {
+export function translateOperation(deps: TerminologyDeps): OperationRegistration {
   return {
-    name: 'translate',
-    levels: ['type', 'instance'],
-    resourceTypes: ['ConceptMap'],
-    methods: ['GET', 'POST'],
-    async handler(request, reply, target) {
-      const params = readParams(request, SPECS, { name: 'conceptMap', resourceType: 'ConceptMap' });
-      const scope = scopeOf(request);
+    definition: standardDefinition('ConceptMap-translate'),
+    async handler(input) {
+      const { target, context } = input;
+      const params = readParams(input, SPECS, { name: 'conceptMap', resourceType: 'ConceptMap' });
+      const scope = scopeOf(context);
       const codings = inputCodings(params);
       if (codings.length === 0 || codings.some((c) => !c.code)) {
         fail(badRequest('$translate needs a code (with system), a coding or a codeableConcept', 'code'));
@@ -98,7 +97,7 @@ export function translateOperation(deps: TerminologyDeps): OperationDefinitionEn
       if (!output.result && source.kind === 'stored' && source.maps.length === 0) {
         output.message = 'No ConceptMap on this server matches the source and target given';
       }
-      return sendJson(reply, 200, translateParameters(output));
+      return jsonResult(translateParameters(output));
     },
   };
 }

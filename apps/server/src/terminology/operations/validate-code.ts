@@ -1,5 +1,4 @@
 // hl7.org/fhir/R4/valueset-operation-validate-code.html and codesystem-operation-validate-code.html
-import type { FastifyRequest } from 'fastify';
 import {
   badRequest,
   fail,
@@ -9,8 +8,10 @@ import {
   type Parameters,
   type ValueSet,
 } from '@hearth/core';
-import type { OperationDefinitionEntry, OperationTarget } from '../../fhir/operations/registry.js';
-import { sendJson } from '../../http/fhir-reply.js';
+import type { OperationRegistration } from '../../operations/registry.js';
+import type { OperationInput } from '../../operations/types.js';
+import { standardDefinition } from '../../operations/definitions/standard.js';
+import { jsonResult } from '../../operations/result.js';
 import { findConcept } from '../concept-lookup.js';
 import { flattenConcepts } from '../concepts.js';
 import { findMember } from '../expand.js';
@@ -80,17 +81,14 @@ function codingsOrFail(params: Record<string, unknown>): Coding[] {
   return codings;
 }
 
-export function valueSetValidateCodeOperation(deps: TerminologyDeps): OperationDefinitionEntry {
+export function valueSetValidateCodeOperation(deps: TerminologyDeps): OperationRegistration {
   return {
-    name: 'validate-code',
-    levels: ['type', 'instance'],
-    resourceTypes: ['ValueSet'],
-    methods: ['GET', 'POST'],
-    async handler(request, reply, target) {
-      const params = readParams(request, VS_SPECS);
-      const definition = await valueSetDefinition(deps, request, target, params);
+    definition: standardDefinition('ValueSet-validate-code'),
+    async handler(input) {
+      const params = readParams(input, VS_SPECS);
+      const definition = await valueSetDefinition(deps, input, params);
       const codings = codingsOrFail(params);
-      const scope = scopeOf(request);
+      const scope = scopeOf(input.context);
       const verdicts: Verdict[] = [];
       for (const coding of codings) {
         const label = `${coding.system ? `${coding.system}|` : ''}${coding.code}`;
@@ -114,18 +112,17 @@ export function valueSetValidateCodeOperation(deps: TerminologyDeps): OperationD
           verdicts.push({ valid: true, display: member.display });
         }
       }
-      return sendJson(reply, 200, verdictParameters(verdicts));
+      return jsonResult(verdictParameters(verdicts));
     },
   };
 }
 
 async function valueSetDefinition(
   deps: TerminologyDeps,
-  request: FastifyRequest,
-  target: OperationTarget,
+  { context, target }: OperationInput,
   params: Record<string, unknown>,
 ): Promise<(ValueSet | ValueSetRow) & { label: string }> {
-  const scope = scopeOf(request);
+  const scope = scopeOf(context);
   if (target.id) {
     const row = await findValueSetById(deps.pool, scope, target.id);
     if (!row) {
@@ -151,22 +148,18 @@ async function valueSetDefinition(
   fail(badRequest('$validate-code needs a url, a valueSet, or a ValueSet id', 'url'));
 }
 
-export function codeSystemValidateCodeOperation(deps: TerminologyDeps): OperationDefinitionEntry {
+export function codeSystemValidateCodeOperation(deps: TerminologyDeps): OperationRegistration {
   return {
-    name: 'validate-code',
-    levels: ['type', 'instance'],
-    resourceTypes: ['CodeSystem'],
-    methods: ['GET', 'POST'],
-    async handler(request, reply, target) {
-      const params = readParams(request, CS_SPECS);
+    definition: standardDefinition('CodeSystem-validate-code'),
+    async handler(input) {
+      const params = readParams(input, CS_SPECS);
       const codings = codingsOrFail(params);
       const inline = params.codeSystem as CodeSystem | undefined;
       const cs = inline
         ? undefined
         : await targetCodeSystem(
             deps,
-            request,
-            target,
+            input,
             (params.url as string) ?? codings[0].system,
             params.version as string,
             'url',
@@ -201,7 +194,7 @@ export function codeSystemValidateCodeOperation(deps: TerminologyDeps): Operatio
           verdicts.push({ valid: true, display: concept.display ?? undefined });
         }
       }
-      return sendJson(reply, 200, verdictParameters(verdicts));
+      return jsonResult(verdictParameters(verdicts));
     },
   };
 }

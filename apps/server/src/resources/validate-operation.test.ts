@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/app.js';
+import { createTestApp, type TestApp } from '../test/app.js';
 
 const FHIR = 'application/fhir+json';
 let t: TestApp;

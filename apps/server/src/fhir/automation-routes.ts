@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { FhirContextFactory } from '../fhir/context-factory.js';
-import { assertIdParam } from '../fhir/context.js';
+import type { FhirContextFactory } from '../auth/context-factory.js';
 import type { Automation } from '../automation/module.js';
+import { responseShape } from '../http/fhir-reply.js';
+import { assertIdParam } from './context.js';
+import { sendOperationResult } from './operation-route.js';
 
 export interface AutomationPluginOptions {
   automation: Automation;
@@ -24,12 +26,13 @@ export async function automationPlugin(app: FastifyInstance, options: Automation
     app.get(`${prefix}/fhir/R4/job/:id/status`, async (request: JobRequest, reply) => {
       assertIdParam(request.params.id);
       const { repo } = await contextFor(request);
-      return automation.asyncJobs.status(repo, request.params.id, reply);
+      const result = await automation.asyncJobs.status(repo, request.params.id);
+      return sendOperationResult(reply, result, responseShape(request).pretty);
     });
     app.delete(`${prefix}/fhir/R4/job/:id/status`, async (request: JobRequest, reply) => {
       assertIdParam(request.params.id);
       const { repo } = await contextFor(request);
-      return automation.asyncJobs.cancel(repo, request.params.id, reply);
+      return sendOperationResult(reply, await automation.asyncJobs.cancel(repo, request.params.id), false);
     });
   }
   app.addHook('onClose', async () => {

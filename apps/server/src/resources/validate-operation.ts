@@ -1,5 +1,4 @@
 // $validate at type and instance level: hl7.org/fhir/R4/resource-operation-validate.html
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   badRequest,
   createIssue,
@@ -8,10 +7,11 @@ import {
   type OperationOutcomeIssue,
   type Resource,
 } from '@hearth/core';
-import type { ResourceValidator } from '../../storage/types.js';
-import { ctx } from '../context.js';
-import { sendJson } from '../../http/fhir-reply.js';
-import type { OperationDefinitionEntry, OperationTarget } from './registry.js';
+import { standardDefinition } from '../operations/definitions/standard.js';
+import type { OperationRegistration } from '../operations/registry.js';
+import { jsonResult } from '../operations/result.js';
+import type { OperationInput, OperationResult } from '../operations/types.js';
+import type { ResourceValidator } from '../storage/types.js';
 
 const MODES = new Set(['create', 'update', 'delete']);
 
@@ -24,25 +24,18 @@ interface ParametersBody {
  * $validate answers 200 with an OperationOutcome whether or not the resource is valid; each issue
  * names the FHIRPath of its element. 4xx only when validation could not be done at all.
  */
-export function validateOperation(validator: ResourceValidator): OperationDefinitionEntry {
+export function validateOperation(validator: ResourceValidator): OperationRegistration {
   return {
-    name: 'validate',
-    definition: 'http://hl7.org/fhir/OperationDefinition/Resource-validate',
-    levels: ['type', 'instance'],
-    methods: ['GET', 'POST'],
-    handler: (request, reply, target) => runValidate(request, reply, target, validator),
+    definition: standardDefinition('Resource-validate'),
+    handler: (input) => runValidate(input, validator),
   };
 }
 
-async function runValidate(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  target: OperationTarget,
-  validator: ResourceValidator,
-): Promise<FastifyReply> {
+async function runValidate(input: OperationInput, validator: ResourceValidator): Promise<OperationResult> {
+  const { target, context } = input;
   const resourceType = target.resourceType as string;
-  const { resource: given, mode } = readInput(request);
-  if (request.method === 'GET' && !target.id) {
+  const { resource: given, mode } = readInput(input);
+  if (input.method === 'GET' && !target.id) {
     fail(badRequest('Type-level $validate takes the resource to validate in a POST body'));
   }
   let resource = given;
@@ -51,13 +44,13 @@ async function runValidate(
       fail(badRequest('Give the resource to validate as the body or as the "resource" parameter', 'resource'));
     }
     if (mode !== 'delete') {
-      resource = (await ctx(request).repo.readResource(resourceType, target.id)).resource;
+      resource = (await context.repo.readResource(resourceType, target.id)).resource;
     }
   }
   const issues: OperationOutcomeIssue[] = [];
   if (mode === 'delete') {
     if (target.id) {
-      await ctx(request).repo.readResource(resourceType, target.id);
+      await context.repo.readResource(resourceType, target.id);
     }
   } else if (resource) {
     if (resource.resourceType !== resourceType) {
@@ -86,14 +79,13 @@ async function runValidate(
     resourceType: 'OperationOutcome',
     issue: issues.length > 0 ? issues : [createIssue('informational', 'No issues found', undefined, 'information')],
   };
-  return sendJson(reply, 200, outcome);
+  return jsonResult(outcome);
 }
 
 /** The body is the resource itself, or Parameters with resource, mode and profile (operation parameters). */
-function readInput(request: FastifyRequest): { resource?: Resource; mode?: string } {
-  const query = request.query as Record<string, unknown>;
-  let mode = typeof query.mode === 'string' ? query.mode : undefined;
-  const body = request.body;
+function readInput(input: OperationInput): { resource?: Resource; mode?: string } {
+  let mode = input.query.get('mode') ?? undefined;
+  const body = input.body;
   let resource: Resource | undefined;
   if (body !== undefined && body !== null && body !== '') {
     if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) {
