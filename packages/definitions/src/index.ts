@@ -1,7 +1,15 @@
 export * from './files.js';
 export * from './resource-types.js';
 export { HEARTH_FHIR_BASE, PLATFORM_TERMINOLOGY } from './platform/index.js';
-export type { ElementBinding, ElementSchema, ElementType, FhirSchema, TypeKind, TypeSchema } from './schema/types.js';
+export type {
+  ElementBinding,
+  ElementSchema,
+  ElementType,
+  FhirSchema,
+  OperationDefinitionJson,
+  TypeKind,
+  TypeSchema,
+} from './schema/types.js';
 export { buildSchema, SCHEMA_BUILDER_VERSION, type SchemaSources } from './schema/build.js';
 export {
   buildSchemaFromFiles,
@@ -15,6 +23,7 @@ export {
   choiceName,
   findProperty,
   getElement,
+  getOperationDefinition,
   getResourceTypeNames,
   getSummaryElements,
   getTypeSchema,

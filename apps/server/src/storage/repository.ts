@@ -1,11 +1,10 @@
 import type { Resource } from '@hearth/core';
-import type { PoolClient, Queryable } from '../platform/postgres.js';
+import { withTransaction, type PoolClient, type Queryable } from '../platform/postgres.js';
 import * as conditional from './conditional.js';
 import { assertStoredType, StorageContext } from './context.js';
 import { readHistory } from './history.js';
 import { readCurrentRow, readResource, readResources, readVersion } from './read.js';
 import type { CurrentRow, HistoryQuery } from './sql/versions.js';
-import { inNewTransaction } from './transaction.js';
 import type {
   AccessInteraction,
   ReadResult,
@@ -44,7 +43,7 @@ export class Repository {
       return fn(this);
     }
     let tx: Repository | undefined;
-    const result = await inNewTransaction(this.ctx.deps.pool, (client) => {
+    const result = await withTransaction(this.ctx.deps.pool, (client) => {
       tx = new Repository(this.ctx.deps, this.scope, client);
       return fn(tx);
     });

@@ -1,24 +1,8 @@
 // Where writes run: their own transaction, or a savepoint of the caller's. Listeners hear of a
 // write only after the COMMIT that makes it visible.
-import type { Pool, PoolClient } from '../platform/postgres.js';
+import { withTransaction, type PoolClient } from '../platform/postgres.js';
 import type { StorageContext } from './context.js';
 import type { WriteEvent } from './types.js';
-
-/** Runs fn in a new transaction on one client of the pool: COMMIT when it returns, ROLLBACK when it throws. */
-export async function inNewTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
-}
 
 /**
  * Runs fn in a write transaction: a new one, or a savepoint inside the caller's (so a failed
@@ -42,7 +26,7 @@ export async function inWriteTransaction<T>(
       throw err;
     }
   } else {
-    result = await inNewTransaction(ctx.deps.pool, (client) => fn(client, events));
+    result = await withTransaction(ctx.deps.pool, (client) => fn(client, events));
   }
   ctx.emit(events);
   return result;

@@ -18,7 +18,7 @@ import {
   type ElementDefinitionJson,
   type StructureDefinitionJson,
 } from './convert.js';
-import type { FhirSchema, TypeSchema } from './types.js';
+import type { FhirSchema, OperationDefinitionJson, TypeSchema } from './types.js';
 import {
   expandRequiredBindings,
   RESOURCE_TYPES_SYSTEM,
@@ -27,7 +27,7 @@ import {
 } from './valuesets.js';
 
 /** Bump when the builder's output changes for the same inputs, so stale prebuilt files are ignored. */
-export const SCHEMA_BUILDER_VERSION = 2;
+export const SCHEMA_BUILDER_VERSION = 3;
 
 export interface DefinitionBundle {
   entry?: { resource?: { resourceType?: string } }[];
@@ -110,5 +110,18 @@ export function buildSchema(sources: SchemaSources): FhirSchema {
     fingerprint: sources.fingerprint,
     types,
     valueSets: expandRequiredBindings(types, expander),
+    operations: operationDefinitions(sources.profilesResources),
   };
+}
+
+/** The R4 OperationDefinitions, kept so that a server never parses the resource profiles again for them. */
+function operationDefinitions(bundle: DefinitionBundle): Record<string, OperationDefinitionJson> {
+  const byId: Record<string, OperationDefinitionJson> = {};
+  for (const { resource } of bundle.entry ?? []) {
+    if (resource?.resourceType === 'OperationDefinition') {
+      const definition = resource as OperationDefinitionJson;
+      byId[definition.id] = definition;
+    }
+  }
+  return byId;
 }

@@ -3,7 +3,7 @@
  * defaults to the process-wide one (getSchema()).
  */
 import { getSchema } from './load.js';
-import type { ElementSchema, FhirSchema, TypeSchema } from './types.js';
+import type { ElementSchema, FhirSchema, OperationDefinitionJson, TypeSchema } from './types.js';
 
 /** The JSON property name of one type of a choice element: value[x] + Quantity -> valueQuantity. */
 export function choiceName(elementName: string, typeCode: string): string {
@@ -107,4 +107,12 @@ export function getSummaryElements(resourceType: string, schema: FhirSchema = ge
     byType.set(resourceType, names);
   }
   return names;
+}
+
+/** The specification's OperationDefinition of this id (`ValueSet-expand`), if R4 defines one. */
+export function getOperationDefinition(
+  id: string,
+  schema: FhirSchema = getSchema(),
+): OperationDefinitionJson | undefined {
+  return Object.hasOwn(schema.operations, id) ? schema.operations[id] : undefined;
 }

@@ -69,4 +69,15 @@ export interface FhirSchema {
    * code system like UCUM or BCP-13) is absent, and the binding is then not checked.
    */
   valueSets: Record<string, string[]>;
+  /** The specification's OperationDefinitions (hl7.org/fhir/R4/operationslist.html), by id (`ValueSet-expand`). */
+  operations: Record<string, OperationDefinitionJson>;
+}
+
+/** An R4 OperationDefinition as JSON (typed in @hearth/fhir-types; kept loose here). */
+export interface OperationDefinitionJson {
+  resourceType: 'OperationDefinition';
+  id: string;
+  url: string;
+  code: string;
+  [field: string]: unknown;
 }
