@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|processes|all|unanalyzed] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * [--only core|search|automation|terminology|processes|all|unanalyzed|harness] [--filter name,name] [--scale N]`. Starts a server (embedded
  * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
  * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
  * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
@@ -19,6 +19,7 @@ import { automationScenarios } from './scenarios-automation.js';
 import { terminologyScenarios } from './scenarios-terminology.js';
 import { processesScenarios } from './scenarios-processes.js';
 import { unanalyzedScenarios } from './scenarios-unanalyzed.js';
+import { runHarnessComparison } from './harness.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -158,6 +159,9 @@ async function baseline(databaseUrl: string): Promise<Scenario & { cleanup(): Pr
 }
 
 async function main(): Promise<void> {
+  if (args.only === 'harness') {
+    return runHarnessComparison({ email: args.email as string, password: args.password as string }, log);
+  }
   let baseUrl = args['base-url'];
   if (!baseUrl) {
     log('starting server (embedded PostgreSQL unless DATABASE_URL is set)...');

@@ -52,11 +52,11 @@ function serverNodeArgs(): string[] {
  * Starts the built server (apps/server/dist/main.js) as its own process, on a fresh embedded
  * PostgreSQL under .hearth-bench/ unless DATABASE_URL is set. `options.databaseUrl` starts another
  * process on the database of one already running (several processes on one database), with a
- * data directory of its own named by `options.label`.
+ * data directory of its own named by `options.label`; `options.env` overrides the settings below.
  */
 export async function startServer(
   admin: { email: string; password: string },
-  options: { databaseUrl?: string; label?: string } = {},
+  options: { databaseUrl?: string; label?: string; env?: Record<string, string> } = {},
 ): Promise<BenchServer> {
   const port = await freePort();
   const pgPort = await freePort();
@@ -86,6 +86,8 @@ export async function startServer(
         HEARTH_RATE_LIMIT_AUTH_REQUESTS_PER_MINUTE: '0',
         // The automation workloads' rest-hooks call a receiver in the bench process.
         HEARTH_OUTBOUND_ALLOW_LIST: '127.0.0.1',
+        // Settings a caller measures under (e.g. the harness: logging at its default).
+        ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

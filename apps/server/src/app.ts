@@ -11,6 +11,7 @@ import { parseFormBody, parseJsonBody } from './http/body.js';
 import { assertStorableRequest, inRouteShape } from './http/storable-input.js';
 import { sendOutcome } from './http/fhir-reply.js';
 import { corsOptions } from './http/cors.js';
+import { RequestLog } from './http/request-log.js';
 import { fhirPlugin } from './fhir/plugin.js';
 import { healthPlugin } from './health/plugin.js';
 import { authPlugin } from './auth/plugin.js';
@@ -62,6 +63,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
+    // One line per request, when it is done.
+    logController: new RequestLog(logger.isLevelEnabled('info')),
     trustProxy: true,
     // Errors the router raises before any route runs (malformed percent-encoding, over-long ids).
     frameworkErrors: (error, _request, reply) => {

@@ -178,7 +178,12 @@ export const configSchema = {
     30_000,
     "How long a process may keep what it cached from the database (required-binding value sets, a project's search parameters and subscriptions) without reading it again. Writes tell every process at once; this bounds a cache when a process missed that message (its bus connection was reconnecting).",
   ),
-  logLevel: key('HEARTH_LOG_LEVEL', 'string', 'info', 'Log level: fatal, error, warn, info, debug, trace or silent.'),
+  logLevel: key(
+    'HEARTH_LOG_LEVEL',
+    'string',
+    'info',
+    'Log level: fatal, error, warn, info, debug, trace or silent. At `info` each request writes one JSON line when it is done (`reqId`, `method`, `url` with query values left out, `statusCode`, `responseTime` in ms, `remoteAddress`); `warn` leaves it out.',
+  ),
   shutdownTimeoutMs: key(
     'HEARTH_SHUTDOWN_TIMEOUT_MS',
     'integer',

@@ -41,6 +41,14 @@ export function memoryFlags(totalBytes: number): string[] {
   return ['-c', `shared_buffers=${sharedBuffers}MB`, '-c', `effective_cache_size=${effectiveCache}MB`];
 }
 
+/**
+ * The first write to a page after a checkpoint logs the whole 8 kB page; compressed (pglz, the only
+ * method this build has) such a write's WAL is about a third (docs/database.md has the figures).
+ * Durability settings (fsync, full_page_writes, synchronous_commit) stay PostgreSQL's defaults:
+ * every write answered 2xx is on disk.
+ */
+export const WAL_FLAGS = ['-c', 'wal_compression=pglz'];
+
 export interface EmbeddedDatabase {
   connectionString: string;
   stop(): Promise<void>;
@@ -82,6 +90,7 @@ export async function startEmbeddedPostgres(
       'max_connections=200',
       '-c',
       `unix_socket_directories=${socketDir ?? ''}`,
+      ...WAL_FLAGS,
       ...memoryFlags(totalmem()),
     ],
   });
