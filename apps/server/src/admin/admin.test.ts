@@ -150,6 +150,17 @@ describe('project admin', () => {
     expect((await call('POST', `/admin/projects/${pid()}/secrets`, { name: 'x' })).statusCode).toBe(400);
   });
 
+  it('removes every secret and site with an empty list', async () => {
+    await call('POST', `/admin/projects/${pid()}/secrets`, [{ name: 'GONE', valueString: 'soon' }]);
+    await call('POST', `/admin/projects/${pid()}/sites`, [{ name: 'gone', domain: ['gone.example.org'] }]);
+    const secrets = await call('POST', `/admin/projects/${pid()}/secrets`, []);
+    expect(secrets.statusCode).toBe(200);
+    expect(secrets.json().secret).toBeUndefined();
+    const sites = await call('POST', `/admin/projects/${pid()}/sites`, []);
+    expect(sites.statusCode).toBe(200);
+    expect(sites.json().site).toBeUndefined();
+  });
+
   it('reads, updates and removes members; the owner stays', async () => {
     const member = await addTestMember(t.app, t.services, pid());
     const url = `/admin/projects/${pid()}/members/${member.membership.id}`;

@@ -54,6 +54,15 @@ async function checkPolicy(auth: AuthModule, projectId: string, ref: Reference |
   }
 }
 
+/** The project with one of its lists replaced; an empty list removes the element (FHIR has no empty arrays). */
+function withList(project: Project, key: 'secret' | 'site', list: unknown[]): Project {
+  const updated: Project = { ...project, [key]: list };
+  if (list.length === 0) {
+    delete updated[key];
+  }
+  return updated;
+}
+
 function settings(value: unknown, field: string): ProjectSetting[] {
   if (
     !Array.isArray(value) ||
@@ -202,7 +211,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     const secret = settings(request.body, 'secret');
     const updated = await deps
       .systemRepo(project.id)
-      .updateResource<Project>({ ...(await currentProject(auth, project)), secret });
+      .updateResource<Project>(withList(await currentProject(auth, project), 'secret', secret));
     return reply.send(updated.resource);
   });
 
@@ -214,7 +223,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     }
     const updated = await deps
       .systemRepo(project.id)
-      .updateResource<Project>({ ...(await currentProject(auth, project)), site });
+      .updateResource<Project>(withList(await currentProject(auth, project), 'site', site));
     return reply.send(updated.resource);
   });
 
