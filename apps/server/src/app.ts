@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyBodyParser, type FastifyIn
 import cors from '@fastify/cors';
 import websocket from '@fastify/websocket';
 import { randomUUID } from 'node:crypto';
+import { maxHeaderSize } from 'node:http';
 import { badRequest, notFoundWith } from '@hearth/core';
 import type { Config } from './config/schema.js';
 import type { Logger } from './platform/logger.js';
@@ -10,6 +11,7 @@ import { errorToOutcome } from './errors/to-outcome.js';
 import { parseFormBody, parseJsonBody } from './http/body.js';
 import { assertStorableRequest, inRouteShape } from './http/storable-input.js';
 import { sendOutcome } from './http/fhir-reply.js';
+import { sendClientError } from './http/client-error.js';
 import { corsOptions } from './http/cors.js';
 import { RequestLog } from './http/request-log.js';
 import { fhirPlugin } from './fhir/plugin.js';
@@ -63,6 +65,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
+    // Requests Node's parser refuses (headers over its limit, malformed) get an OperationOutcome too.
+    clientErrorHandler: (err, socket) => sendClientError(err, socket, maxHeaderSize),
     // One line per request, when it is done.
     logController: new RequestLog(logger.isLevelEnabled('info')),
     trustProxy: true,
