@@ -12,6 +12,10 @@ export default tseslint.config(
       'artifacts/**',
       'coverage/**',
       'docs/sdk/**',
+      'apps/docs/content/**',
+      'apps/docs/build/**',
+      'apps/docs/.docusaurus/**',
+      'apps/docs/.generate/**',
     ],
   },
   js.configs.recommended,
@@ -28,5 +32,10 @@ export default tseslint.config(
   {
     files: ['**/*.test.ts', 'tools/**', '**/*.mjs', 'apps/cli/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    // The docs site's client modules run in the reader's browser.
+    files: ['apps/docs/src/**'],
+    languageOptions: { globals: { ...globals.browser } },
   },
 );

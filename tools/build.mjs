@@ -11,14 +11,18 @@ function externalsOf(pkgPath) {
   return Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies });
 }
 
-const workspaces = root.workspaces.flatMap((pattern) => {
-  const dir = pattern.replace('/*', '');
-  return execSync(`ls ${dir}`, { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .map((name) => `${dir}/${name}`)
-    .filter((path) => existsSync(`${path}/package.json`));
-});
+// `!apps/docs`-style patterns exclude a folder from the workspaces (the docs site has its own install).
+const excluded = new Set(root.workspaces.filter((p) => p.startsWith('!')).map((p) => p.slice(1)));
+const workspaces = root.workspaces
+  .filter((p) => !p.startsWith('!'))
+  .flatMap((pattern) => {
+    const dir = pattern.replace('/*', '');
+    return execSync(`ls ${dir}`, { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((name) => `${dir}/${name}`)
+      .filter((path) => !excluded.has(path) && existsSync(`${path}/package.json`));
+  });
 // Every npm dependency of any workspace stays external; @hearth/* sources are bundled.
 const external = [...new Set(workspaces.flatMap((ws) => externalsOf(`${ws}/package.json`)))].filter(
   (name) => !name.startsWith('@hearth/'),
@@ -31,6 +35,7 @@ const entries = [
   { entry: 'apps/server/src/main.ts', out: serverOut ?? 'apps/server/dist/main.js' },
   { entry: 'tools/bench/bench.ts', out: 'tools/bench/dist/bench.js' },
   { entry: 'apps/cli/src/main.ts', out: 'apps/cli/dist/main.js', banner: '#!/usr/bin/env node' },
+  { entry: 'apps/agent/src/main.ts', out: 'apps/agent/dist/main.js' },
 ]
   .filter((e) => existsSync(e.entry))
   .filter((e) => !serverOnly || e.entry === 'apps/server/src/main.ts');

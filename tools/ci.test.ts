@@ -1,5 +1,5 @@
 /**
- * .ci/install-services installs Chromium and redis-server from the distribution when they are
+ * .ci/install-services installs Chromium, redis-server and DCMTK from the distribution when they are
  * missing, so that CI (where a missing one fails the suites that need it) runs every suite. Run here
  * with a fake apt-get and sudo on a PATH of their own: nothing is installed or removed on this machine.
  */
@@ -47,24 +47,24 @@ function run(bin: string, chromium: string) {
 }
 
 describe('.ci/install-services', () => {
-  it('installs chromium and redis-server from the distribution when both are missing', () => {
+  it('installs chromium, redis-server and dcmtk from the distribution when all are missing', () => {
     const { bin, log } = fakeMachine([]);
     const result = run(bin, '/nonexistent/chromium');
     expect(result.status).toBe(0);
     const calls = readFileSync(log, 'utf8')
       .split('\n')
       .filter((line) => line.startsWith('apt-get'));
-    expect(calls).toEqual(['apt-get update', 'apt-get install -y chromium redis-server']);
+    expect(calls).toEqual(['apt-get update', 'apt-get install -y chromium redis-server dcmtk']);
   });
 
   it('installs only what is missing', () => {
-    const { bin, log } = fakeMachine(['redis-server']);
+    const { bin, log } = fakeMachine(['redis-server', 'storescu']);
     expect(run(bin, '/nonexistent/chromium').status).toBe(0);
     expect(readFileSync(log, 'utf8')).toContain('apt-get install -y chromium\n');
   });
 
-  it('installs nothing when the browser and redis-server are there', () => {
-    const { bin, log } = fakeMachine(['redis-server']);
+  it('installs nothing when the browser, redis-server and DCMTK are there', () => {
+    const { bin, log } = fakeMachine(['redis-server', 'storescu']);
     // Any executable stands in for the browser: only its presence is checked.
     expect(run(bin, process.execPath).status).toBe(0);
     expect(readFileSync(log, 'utf8')).toBe('');

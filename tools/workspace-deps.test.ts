@@ -22,18 +22,23 @@ interface Deps {
 }
 
 function workspaces(): string[] {
-  return root.workspaces.flatMap((pattern) => {
-    const dir = pattern.replace('/*', '');
-    return readdirSync(join(repo, dir))
-      .map((name) => `${dir}/${name}`)
-      .filter((path) => {
-        try {
-          return statSync(join(repo, path, 'package.json')).isFile();
-        } catch {
-          return false;
-        }
-      });
-  });
+  // `!apps/docs`-style patterns exclude a folder (the docs site has its own install and lockfile).
+  const excluded = new Set(root.workspaces.filter((p) => p.startsWith('!')).map((p) => p.slice(1)));
+  return root.workspaces
+    .filter((p) => !p.startsWith('!'))
+    .flatMap((pattern) => {
+      const dir = pattern.replace('/*', '');
+      return readdirSync(join(repo, dir))
+        .map((name) => `${dir}/${name}`)
+        .filter((path) => {
+          if (excluded.has(path)) return false;
+          try {
+            return statSync(join(repo, path, 'package.json')).isFile();
+          } catch {
+            return false;
+          }
+        });
+    });
 }
 
 function sourceFiles(dir: string): string[] {

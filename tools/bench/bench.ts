@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|processes|all|unanalyzed|harness] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * [--only core|search|automation|terminology|processes|all|unanalyzed|audit|harness|wal|app|agent-mllp|validation] [--filter name,name] [--scale N]`. Starts a server (embedded
  * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
  * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
  * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
@@ -19,7 +19,12 @@ import { automationScenarios } from './scenarios-automation.js';
 import { terminologyScenarios } from './scenarios-terminology.js';
 import { processesScenarios } from './scenarios-processes.js';
 import { unanalyzedScenarios } from './scenarios-unanalyzed.js';
+import { auditScenarios } from './scenarios-audit.js';
 import { runHarnessComparison } from './harness.js';
+import { measureWal } from './wal.js';
+import { runAppBench } from './app.js';
+import { runAgentMllpBench } from './agent.js';
+import { runValidationBench } from './validation.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -162,6 +167,20 @@ async function main(): Promise<void> {
   if (args.only === 'harness') {
     return runHarnessComparison({ email: args.email as string, password: args.password as string }, log);
   }
+  if (args.only === 'wal') {
+    return measureWal({ email: args.email as string, password: args.password as string }, log);
+  }
+  if (args.only === 'agent-mllp') {
+    const admin = { email: args.email as string, password: args.password as string };
+    return runAgentMllpBench(admin, { seconds, runs }, log);
+  }
+  if (args.only === 'validation') {
+    return runValidationBench({ runs }, log);
+  }
+  if (args.only === 'app') {
+    const admin = { email: args.email as string, password: args.password as string };
+    return runAppBench(admin, { runs, baseUrl: args['base-url'] }, log);
+  }
   let baseUrl = args['base-url'];
   if (!baseUrl) {
     log('starting server (embedded PostgreSQL unless DATABASE_URL is set)...');
@@ -217,6 +236,10 @@ async function main(): Promise<void> {
       groups.push(() =>
         processesScenarios(ctx, server, { email: args.email as string, password: args.password as string }),
       );
+    }
+    // The audit trail's cost, off against full: only when asked for by name.
+    if (only === 'audit') {
+      groups.push(() => auditScenarios(ctx));
     }
     // Needs freshly created tables: only when asked for by name.
     if (only === 'unanalyzed') {

@@ -18,6 +18,8 @@ const WORKSPACE_LAYERS: Record<string, number> = {
   cli: 4,
   agent: 4,
   compat: 5,
+  // The docs site's generator reads the definitions, the SDK's TypeDoc JSON and the operations catalog.
+  docs: 5,
 };
 
 /** The package each workspace is published as. */

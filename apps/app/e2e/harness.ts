@@ -2,12 +2,12 @@
  * End-to-end support: Debian's Chromium through playwright-core, a real server from
  * createTestApp() serving the built app.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export { CHROMIUM, CHROMIUM_ARGS, chromiumForSuite } from '../../server/src/test/chromium.js';
+import { runToEnd } from '../../server/src/test/process.js';
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const screenshotDir = join(repoRoot, 'artifacts', 'screenshots');
 
@@ -28,7 +28,7 @@ function newestMtime(paths: string[]): number {
 }
 
 /** Builds apps/app/dist when it is missing or older than its sources, so the server serves this app. */
-export function ensureAppBuilt(): void {
+export async function ensureAppBuilt(): Promise<void> {
   const index = join(repoRoot, 'apps', 'app', 'dist', 'index.html');
   const sources = [
     'apps/app/src',
@@ -38,7 +38,10 @@ export function ensureAppBuilt(): void {
     'packages/core/src',
   ].map((p) => join(repoRoot, p));
   if (!existsSync(index) || statSync(index).mtimeMs < newestMtime(sources)) {
-    execFileSync(process.execPath, [join(repoRoot, 'apps', 'app', 'build.mjs')], { stdio: 'inherit', cwd: repoRoot });
+    await runToEnd(process.execPath, [join(repoRoot, 'apps', 'app', 'build.mjs')], {
+      cwd: repoRoot,
+      inheritOutput: true,
+    });
   }
   mkdirSync(screenshotDir, { recursive: true });
 }

@@ -11,45 +11,50 @@ import {
   Select,
   Text,
   UnstyledButton,
+  VisuallyHidden,
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { getDisplayString, type HearthClient } from '@hearth/core';
 import { getResourceTypes, HearthProvider, ResourceAvatar, useHearthContext, useMetadata } from '@hearth/react';
-import { lazy, Suspense, useCallback, type ReactNode } from 'react';
+import { Suspense, useCallback, type ReactNode } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
-import { CreatePage } from './pages/CreatePage.js';
-import { RegisterPage } from './pages/RegisterPage.js';
-import { ResetPasswordPage } from './pages/ResetPasswordPage.js';
-import { ResourcePage } from './pages/ResourcePage.js';
-import { SearchPage } from './pages/SearchPage.js';
-import { SetPasswordPage } from './pages/SetPasswordPage.js';
+import { lazyPage } from './lazy-page.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { isProjectAdmin, isSuperAdmin, useSession } from './session.js';
+import { metadataLoader } from './metadata-loader.js';
 
-// Admin screens (with the code editor) load on first use.
-const ProjectAdminPage = lazy(() =>
-  import('./admin/ProjectAdminPage.js').then((m) => ({ default: m.ProjectAdminPage })),
-);
-const BotEditor = lazy(() => import('./admin/BotEditor.js').then((m) => ({ default: m.BotEditor })));
-const SuperAdminPage = lazy(() => import('./admin/SuperAdminPage.js').then((m) => ({ default: m.SuperAdminPage })));
-// GraphiQL (and its editor) is a chunk of its own, fetched from this server when first opened.
-const GraphiQLPage = lazy(() => import('./pages/GraphiQLPage.js').then((m) => ({ default: m.GraphiQLPage })));
-
-const loadMetadata = () => import('virtual:hearth-metadata').then((m) => m.default);
+// Every page but sign-in is a chunk of its own, fetched when first opened: the first load carries
+// only the shell and the sign-in form (charts, editors and GraphiQL come with the pages using them).
+const HomePage = lazyPage(() => import('./pages/HomePage.js'), 'HomePage');
+const RegisterPage = lazyPage(() => import('./pages/RegisterPage.js'), 'RegisterPage');
+const ResetPasswordPage = lazyPage(() => import('./pages/ResetPasswordPage.js'), 'ResetPasswordPage');
+const SetPasswordPage = lazyPage(() => import('./pages/SetPasswordPage.js'), 'SetPasswordPage');
+const SearchPage = lazyPage(() => import('./pages/SearchPage.js'), 'SearchPage');
+const CreatePage = lazyPage(() => import('./pages/CreatePage.js'), 'CreatePage');
+const ResourcePage = lazyPage(() => import('./pages/ResourcePage.js'), 'ResourcePage');
+const EncounterChartPage = lazyPage(() => import('./pages/EncounterChartPage.js'), 'EncounterChartPage');
+const ProjectAdminPage = lazyPage(() => import('./admin/ProjectAdminPage.js'), 'ProjectAdminPage');
+const BotEditor = lazyPage(() => import('./admin/BotEditor.js'), 'BotEditor');
+const SuperAdminPage = lazyPage(() => import('./admin/SuperAdminPage.js'), 'SuperAdminPage');
+const AuditLogPage = lazyPage(() => import('./pages/AuditLogPage.js'), 'AuditLogPage');
+const MyAccessLogPage = lazyPage(() => import('./pages/MyAccessLogPage.js'), 'MyAccessLogPage');
+const GraphiQLPage = lazyPage(() => import('./pages/GraphiQLPage.js'), 'GraphiQLPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
   const navigate = useNavigate();
   const go = useCallback((to: string) => navigate(to), [navigate]);
   return (
-    <HearthProvider client={client} metadata={loadMetadata} navigate={go}>
-      <Routes>
-        <Route path="/signin" element={<SignInPage />} />
-        <Route path="/register" element={<RegisterPage />} />
-        <Route path="/resetpassword" element={<ResetPasswordPage />} />
-        <Route path="/setpassword/:id/:secret" element={<SetPasswordPage />} />
-        <Route path="/*" element={<SignedIn />} />
-      </Routes>
+    <HearthProvider client={client} metadata={metadataLoader} navigate={go}>
+      <Suspense fallback={<PageLoader />}>
+        <Routes>
+          <Route path="/signin" element={<SignInPage />} />
+          <Route path="/register" element={<RegisterPage />} />
+          <Route path="/resetpassword" element={<ResetPasswordPage />} />
+          <Route path="/setpassword/:id/:secret" element={<SetPasswordPage />} />
+          <Route path="/*" element={<SignedIn />} />
+        </Routes>
+      </Suspense>
     </HearthProvider>
   );
 }
@@ -87,7 +92,7 @@ function SignedIn(): ReactNode {
           <Group wrap="nowrap">
             <Burger opened={opened} onClick={toggle} hiddenFrom="md" size="sm" aria-label="Toggle navigation" />
             <UnstyledButton component={Link} to="/" aria-label="Hearth home">
-              <Text fw={700} size="lg" c="orange.7">
+              <Text fw={700} size="lg" c="ember.7">
                 Hearth
               </Text>
             </UnstyledButton>
@@ -104,8 +109,9 @@ function SignedIn(): ReactNode {
           </Group>
           <Menu position="bottom-end">
             <Menu.Target>
-              <UnstyledButton aria-label="Account menu">
+              <UnstyledButton>
                 <Group gap="xs" wrap="nowrap">
+                  <VisuallyHidden>Account menu</VisuallyHidden>
                   <ResourceAvatar value={profile} size="sm" />
                   <Text size="sm" visibleFrom="sm">
                     {getDisplayString(profile)}
@@ -173,14 +179,17 @@ function SignedIn(): ReactNode {
       </AppShell.Navbar>
       <AppShell.Main>
         <ErrorBoundary resetKey={location.pathname}>
-          <Suspense fallback={<Loader aria-label="Loading page" />}>
+          <Suspense fallback={<PageLoader />}>
             <Routes>
-              <Route path="/" element={<Navigate to="/Patient" replace />} />
+              <Route path="/" element={<HomePage />} />
               <Route path="/admin/super" element={<SuperAdminPage />} />
               <Route path="/graphiql" element={<GraphiQLPage />} />
+              <Route path="/audit" element={<AuditLogPage />} />
+              <Route path="/my-access" element={<MyAccessLogPage />} />
               {/* Explicit paths: they must outrank '/:resourceType/:id/:tab?'. App paths differ from the API's /admin/projects/... */}
               <Route path="/admin/bots/:id" element={<BotEditor />} />
               <Route path="/admin/:tab?" element={<ProjectAdminPage />} />
+              <Route path="/Patient/:patientId/encounter/:encounterId" element={<EncounterChartPage />} />
               <Route path="/:resourceType" element={<SearchPage />} />
               <Route path="/:resourceType/new" element={<CreatePage />} />
               <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />
@@ -190,6 +199,14 @@ function SignedIn(): ReactNode {
         </ErrorBoundary>
       </AppShell.Main>
     </AppShell>
+  );
+}
+
+function PageLoader(): ReactNode {
+  return (
+    <Center p="xl">
+      <Loader aria-label="Loading page" />
+    </Center>
   );
 }
 

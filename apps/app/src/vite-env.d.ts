@@ -1,5 +1,5 @@
 declare module 'virtual:hearth-metadata' {
-  import type { UiMetadata } from '@hearth/react';
-  const metadata: UiMetadata;
-  export default metadata;
+  import type { UiMetadata, UiMetadataPart } from '@hearth/react';
+  export const loadBase: () => Promise<UiMetadata>;
+  export const loadType: (resourceType: string) => Promise<UiMetadataPart> | undefined;
 }

@@ -1,6 +1,8 @@
 /** The `hearth` command tree (commander): global options and every command. */
 import { Command } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
+import { registerAdminCommands } from './commands/admin.js';
+import { registerAgentCommands } from './commands/agent.js';
 import { registerAuthCommands } from './commands/auth.js';
 import { registerBotCommands } from './commands/bot.js';
 import { registerExportCommand } from './commands/export.js';
@@ -12,7 +14,7 @@ import { registerRestCommands } from './commands/rest.js';
 export function createProgram(): Command {
   const program = new Command('hearth')
     .description(
-      'The Hearth command line: sign in, call the FHIR API, search, import, export, run bots, manage projects',
+      'The Hearth command line: sign in, call the FHIR API, search, import, export, run bots, manage projects, administer the server',
     )
     .version(pkg.version, '-V, --version')
     .option('-p, --profile <name>', 'the stored profile to use (env HEARTH_PROFILE)', undefined)
@@ -31,6 +33,8 @@ export function createProgram(): Command {
   registerExportCommand(program);
   registerBotCommands(program);
   registerProjectCommands(program);
+  registerAgentCommands(program);
+  registerAdminCommands(program);
   registerProfileCommands(program);
   return program;
 }

@@ -22,15 +22,22 @@ import { scimPlugin } from './scim/plugin.js';
 import { runMigrations } from './storage/migrations/runner.js';
 import { installRateLimits } from './ratelimit/plugin.js';
 import { automationPlugin } from './fhir/automation-routes.js';
+import { agentPlugin } from './fhir/agent-routes.js';
 import { graphqlHttpRoutes } from './fhir/graphiql-routes.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
+import { docsStaticPlugin, findDocsBuild } from './docs-static/plugin.js';
 import type { Services } from './services.js';
+import type { Telemetry } from './observability/telemetry.js';
+import { countWebsockets, metricsRoute, telemetryHooks, tracedServerFactory } from './http/telemetry.js';
+import { describeRequest } from './http/interaction.js';
 
 export interface AppDeps {
   config: Config;
   pool: Pool;
   logger: Logger;
   services: Services;
+  /** Traces and metrics (observability/setup.ts); none when absent. */
+  telemetry?: Telemetry;
 }
 
 const JSON_TYPES = [
@@ -44,7 +51,10 @@ const JSON_TYPES = [
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // pino's Logger and Fastify's base logger differ only in typing.
   const { config, logger } = deps;
+  const telemetry = deps.telemetry ?? {};
   const app = Fastify({
+    // With traces exported, the HTTP server starts each request's span (http/telemetry.ts).
+    ...(telemetry.tracer ? { serverFactory: tracedServerFactory(telemetry.tracer) } : {}),
     loggerInstance: logger as unknown as FastifyBaseLogger,
     bodyLimit: config.maxBodyBytes,
     // A client that stalls (headers never finished, a body trickling in, a socket gone silent) is cut
@@ -81,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  telemetryHooks(app, telemetry);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Before any other hook (rate limits, sign-in) can hand the URL or a header to the database.
@@ -98,6 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await deps.services.autoAnalyzer?.stop();
   });
   app.addHook('onClose', async () => deps.services.terminology.stop());
+  // The audit entries still in memory are written before the pool closes.
+  app.addHook('onClose', async () => deps.services.audit.stop());
   app.addHook('onResponse', async (request) => {
     if (closing) {
       request.raw.socket?.end();
@@ -132,7 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err, request, reply) => {
     const mapped = errorToOutcome(inRouteShape(err, request));
     if (mapped.unexpected) {
-      request.log.error({ err }, 'unexpected error');
+      request.log.error({ err, ...describeRequest(request) }, 'unexpected error');
     } else if (mapped.retryAfterSeconds !== undefined) {
       request.log.warn({ err }, 'service unavailable');
     }
@@ -147,8 +160,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(cors, corsOptions(config.corsOrigins));
 
-  // One websocket server for every /ws/* route (subscriptions, agents).
-  await app.register(websocket, { options: { maxPayload: 1 << 20 } });
+  // One websocket server for every /ws/* route (subscriptions, agents). A message is a JSON body like
+  // any other (an agent's DICOM instance travels base64-encoded in one): the same limit.
+  await app.register(websocket, { options: { maxPayload: config.maxBodyBytes } });
+  if (telemetry.metrics) {
+    countWebsockets(app, telemetry.metrics);
+    // Prometheus' scrape endpoint, only behind its token (docs/self-hosting/opentelemetry.md).
+    if (config.metricsToken) {
+      metricsRoute(app, telemetry.metrics, config.metricsToken);
+    }
+  }
 
   installRateLimits(app, { config, pool: deps.pool, logger, authenticator: deps.services.auth.authenticator });
 
@@ -158,7 +179,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(adminPlugin, {
       prefix,
       auth: deps.services.auth,
-      super: { indexer: deps.services.repositoryDeps.indexer, migrate: () => runMigrations(deps.pool, deps.logger) },
+      super: {
+        reindexer: deps.services.reindexer,
+        asyncJobs: deps.services.automation.asyncJobs,
+        migrate: () => runMigrations(deps.pool, deps.logger),
+      },
     });
     await app.register(scimPlugin, { prefix, auth: deps.services.auth });
     await app.register(
@@ -169,6 +194,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           operations: deps.services.operations,
           search: deps.services.search.service,
           binary: deps.services.binaryStore,
+          audit: deps.services.audit,
           searchParams: (type, projectId) => deps.services.search.searchParamsFor(type, projectId),
           limits: {
             maxBundleEntries: config.maxBundleEntries,
@@ -187,6 +213,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     automation: deps.services.automation,
     contextFor: deps.services.contextFor,
   });
+  await app.register(agentPlugin, { agents: deps.services.agents });
+  // The documentation site at /docs/ (apps/docs/build, when `npm run docs` has built it).
+  const docsBuild = findDocsBuild();
+  if (docsBuild) await app.register(docsStaticPlugin, { root: docsBuild });
   // The web app at '/', after every API route (apps/app/dist, when built).
   const appDist = findAppDist();
   if (appDist) await app.register(appStaticPlugin, { root: appDist });

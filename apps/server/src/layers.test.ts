@@ -21,6 +21,8 @@ export const SERVER_LAYERS: Record<string, number> = {
   config: 0,
   errors: 0,
   version: 0,
+  // Traces and metrics: the OpenTelemetry API, the Prometheus registry, the pool's instrumentation.
+  observability: 0,
   // The database: resources, versions, migrations, binary content.
   storage: 1,
   // Engines over storage: the job queue, search, the operation contract, HTTP-free FHIR logic.
@@ -36,8 +38,13 @@ export const SERVER_LAYERS: Record<string, number> = {
   subscriptions: 3,
   graphql: 3,
   bootstrap: 3,
+  imaging: 3,
+  // The access audit trail: capture, storage, search, chain, retention.
+  audit: 3,
   // Wires the queue, bots and subscriptions together.
   automation: 4,
+  // On-premises agents: their websocket hub runs bots and speaks over the process message bus.
+  agent: 4,
   // The composition root.
   services: 5,
   // The HTTP layer: routes turn requests into calls and results into responses.
@@ -48,6 +55,7 @@ export const SERVER_LAYERS: Record<string, number> = {
   ratelimit: 6,
   health: 6,
   'app-static': 6,
+  'docs-static': 6,
   'auth/http': 6,
   // The process.
   app: 7,

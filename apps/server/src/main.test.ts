@@ -17,8 +17,8 @@ const ADMIN = { email: 'process-test@example.com', password: `pw-${randomBytes(8
 const cleanups: (() => Promise<void> | void)[] = [];
 let bundle: ServerBundle | undefined;
 
-beforeAll(() => {
-  bundle = buildServerBundle('process');
+beforeAll(async () => {
+  bundle = await buildServerBundle('process');
 }, 180_000);
 
 afterAll(async () => {

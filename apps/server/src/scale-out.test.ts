@@ -43,7 +43,7 @@ let servers: ServerProcess[];
 let token: string;
 
 beforeAll(async () => {
-  bundle = buildServerBundle('scale-out');
+  bundle = await buildServerBundle('scale-out');
   db = await createTestDatabase({ empty: true });
   cleanups.push(() => db.drop());
   receiver = await startReceiver();

@@ -2,7 +2,7 @@ import type { Config } from './config/schema.js';
 import type { Logger } from './platform/logger.js';
 import type { Pool } from './platform/postgres.js';
 import { Repository } from './storage/repository.js';
-import type { RepositoryDeps, RepositoryScope, ResourceValidator } from './storage/types.js';
+import type { RepositoryDeps, RepositoryScope, ResourceValidator, SearchIndexer } from './storage/types.js';
 import { WriteEvents, type WriteSubscriptions } from './storage/write-events.js';
 import { OperationRegistry } from './operations/registry.js';
 import type { ElementShaper } from './resources/elements.js';
@@ -13,6 +13,8 @@ import { createValidator, createShaper } from './resources/definitions.js';
 import { shapeResource } from './resources/elements.js';
 import { bootstrapSuperAdminProject } from './bootstrap.js';
 import { validateOperation } from './resources/validate-operation.js';
+import { createProfileService } from './resources/profiles.js';
+import { withUnitChecks } from './resources/units.js';
 import { AutoAnalyzer } from './storage/auto-analyze.js';
 import type { BinaryStore } from './storage/binary-store.js';
 import { FileBinaryStore } from './storage/file-binary-store.js';
@@ -26,9 +28,17 @@ import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
 import { ChangeNotices, withChangeNotices } from './storage/change-notices.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
+import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
+import { createAgentModule, type AgentModule } from './agent/module.js';
+import { AuditModule } from './audit/module.js';
+import { auditCallerOf } from './audit/caller.js';
+import { withAuditSettingChecks } from './audit/validate.js';
+import { defineServerReindex } from './jobs/reindex.js';
+import type { Telemetry } from './observability/telemetry.js';
+import { instrumentPool } from './observability/pool.js';
 
 /** Everything the HTTP layer needs, built once at start-up. */
 export interface Services {
@@ -52,11 +62,27 @@ export interface Services {
   auth: AuthModule;
   /** FHIR GraphQL: $graphql and the GraphiQL page. */
   graphql: GraphqlModule;
+  /** On-premises agents: the /ws/agent hub and Agent operations. */
+  agents: AgentModule;
   /** Refreshes the statistics of tables that grew (HEARTH_AUTO_ANALYZE); stopped when the app closes. */
   autoAnalyzer?: AutoAnalyzer;
+  /** The access audit trail (docs/compliance.md); flushed when the app closes. */
+  audit: AuditModule;
+  /**
+   * Rewrites every index row (search and terminology) of the versions given: the super admin's
+   * reindex. Unlike the write path's indexer, stored AuditEvents are not mirrored into the trail again.
+   */
+  reindexer: SearchIndexer;
 }
 
-export async function createServices(config: Config, pool: Pool, logger: Logger): Promise<Services> {
+export async function createServices(
+  config: Config,
+  pool: Pool,
+  logger: Logger,
+  telemetry: Telemetry = {},
+): Promise<Services> {
+  // SQL spans under the current span, the pool's size and waits (observability/pool.ts).
+  instrumentPool(pool, 'main', telemetry);
   // First: a misspelt HEARTH_BINARY_STORAGE stops the start before anything else is set up.
   const binaryStore = createBinaryStore(config, pool);
   // Process-local caches of stored content hear of writes made by any process (storage/change-notices.ts).
@@ -64,7 +90,11 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   const terminology = createTerminologyModule(pool, logger, { notices, maxAgeMs: config.cacheMaxAgeMs });
   // Writes of an active Subscription are also checked for what would keep it from firing, and
   // required bindings only the terminology can expand are checked too (prepared by terminology.start).
-  const validator = withSubscriptionChecks(terminology.wrapValidator(createValidator()));
+  // UCUM unit codes last: their warnings must not hide the checks before them.
+  const validator = withUnitChecks(
+    withAuditSettingChecks(withSubscriptionChecks(terminology.wrapValidator(createValidator()))),
+  );
+  const audit = new AuditModule({ config, pool, logger });
   const shaper = createShaper();
   const search = createSearchModule({
     pool,
@@ -77,16 +107,32 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   });
   notices.on(['SearchParameter'], (notice) => search.registry.forget(notice.projectId));
   const writes = new WriteEvents();
+  // Stored profiles for $validate and enforced meta.profile (resources/profiles.ts), read again
+  // when a project's definitions, terminology or settings change.
+  const profiles = createProfileService({
+    db: pool,
+    expandValueSet: terminology.expandValueSet,
+    maxAgeMs: config.cacheMaxAgeMs,
+  });
+  notices.on(['StructureDefinition', 'ValueSet', 'CodeSystem', 'Project'], () => profiles.forget());
+  // The super admin's reindex (jobs/reindex.ts) rewrites every row, with the same notices to caches.
+  const reindexer = config.redisUrl
+    ? terminology.wrapIndexer(search.reindexer)
+    : withChangeNotices(terminology.wrapIndexer(search.reindexer), notices, BROADCAST_CHANNEL);
   const repositoryDeps: RepositoryDeps = {
     pool,
     validator,
     // Writes that caches depend on tell every process at commit (PostgreSQL message bus; with
     // Redis the subscription module publishes them after the commit).
-    indexer: config.redisUrl
-      ? terminology.wrapIndexer(search.indexer)
-      : withChangeNotices(terminology.wrapIndexer(search.indexer), notices, BROADCAST_CHANNEL),
+    // Each write's audit entry is written with the write (audit/capture.ts).
+    indexer: audit.wrapIndexer(
+      config.redisUrl
+        ? terminology.wrapIndexer(search.indexer)
+        : withChangeNotices(terminology.wrapIndexer(search.indexer), notices, BROADCAST_CHANNEL),
+    ),
     matcher: search.matcher,
     events: writes,
+    profiles,
   };
   const systemRepo = (projectId?: string): Repository => {
     const scope: RepositoryScope = { projectId: projectId ?? superAdminProjectId, system: true };
@@ -97,7 +143,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
   await terminology.start(repositoryDeps, superAdminProjectId);
 
   const operations = new OperationRegistry();
-  operations.register(validateOperation(validator));
+  operations.register(validateOperation(validator, profiles, terminology.checkCodings));
   terminology.registerOperations(operations);
   const graphql = createGraphqlModule({ config, search: search.service, params: search.registry, logger });
   graphql.registerOperations(operations);
@@ -112,6 +158,8 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     sharedProjects: () => (terminology.projectId ? [terminology.projectId] : []),
   });
   writes.subscribe(auth.authenticator.onWrite);
+  audit.callerOf = (context) => auditCallerOf(auth.callerOf(context));
+  audit.registerOperations(operations);
   // A signing key added or revoked (active: false) in any process: every process reads its keys
   // again, one reading at a time, then forgets the tokens it verified with the old set.
   let keysRead = Promise.resolve();
@@ -124,6 +172,7 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
       );
   });
   operations.register(projectInitOperation(auth));
+  registerImagingOperations(operations, { binaryStore });
   const contextFor: FhirContextFactory = auth.contextFor;
   const automation = await createAutomation({
     config,
@@ -138,15 +187,34 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     notices,
     // Bots act as their own membership, deliveries read as the subscription's author: access rules apply.
     memberScope: async (membership) => auth.scopeOf(await auth.authenticator.forMembership(membership)),
-    mailer: auth.deps.mailer,
+    // Without a relay, email deliveries fail visibly (the subscription shows why) rather than count as sent.
+    mailer: auth.deps.mailer.delivers === false ? undefined : auth.deps.mailer,
+    defineJobs: (jobs) => audit.defineJobs(jobs),
+    telemetry,
   });
+  const agents = createAgentModule({
+    pool,
+    logger,
+    runner: automation.bots.runner,
+    broadcaster: automation.subscriptions.broadcaster,
+    repoForToken: async (token) => auth.repoFor(await auth.authenticator.fromAccessToken(token)),
+    binaryStore,
+  });
+  agents.registerOperations(operations);
+  await audit.scheduleRetention(automation.jobs);
+  audit.start();
   operations.register(everythingOperation(search.service));
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,
     binaryStore,
     repositoryDeps,
+    trail: {
+      exports: (input) => audit.callerOf(input.context)?.admin === true,
+      entries: (projectId, since, fhirBase) => audit.entries(projectId, since, fhirBase),
+    },
   });
+  defineServerReindex(automation.asyncJobs, { pool, indexer: reindexer });
   const autoAnalyzer = startAutoAnalyzer(config, pool, logger);
   return {
     repositoryDeps,
@@ -163,7 +231,10 @@ export async function createServices(config: Config, pool: Pool, logger: Logger)
     automation,
     auth,
     graphql,
+    agents,
     autoAnalyzer,
+    audit,
+    reindexer,
   };
 }
 

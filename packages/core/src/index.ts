@@ -20,3 +20,7 @@ export * from './extensions.js';
 export * from './objects.js';
 export * from './storable-text.js';
 export * from './subscriptions/index.js';
+export * from './agent/index.js';
+export * from './hl7/index.js';
+export * from './astm/index.js';
+export * from './async-jobs.js';

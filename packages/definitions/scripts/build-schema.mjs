@@ -6,13 +6,15 @@
  *   node packages/definitions/scripts/build-schema.mjs
  */
 import { build } from 'esbuild';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const work = join(dist, '.schema-build');
+// A folder of this process's own: builds running at once (test files building the server bundle
+// in parallel) must not remove each other's builder.
+const work = join(dist, `.schema-build-${process.pid}`);
 mkdirSync(work, { recursive: true });
 const bundle = join(work, 'builder.mjs');
 await build({
@@ -28,7 +30,9 @@ const started = performance.now();
 const { buildSchemaFromFiles } = await import(pathToFileURL(bundle).href);
 const schema = buildSchemaFromFiles();
 const json = JSON.stringify(schema);
-writeFileSync(join(dist, 'schema.json'), json);
+// Written whole, then renamed: a process reading it meanwhile sees the old file or the new one.
+writeFileSync(join(work, 'schema.json'), json);
+renameSync(join(work, 'schema.json'), join(dist, 'schema.json'));
 rmSync(work, { recursive: true, force: true });
 console.log(
   `schema.json: ${Object.keys(schema.types).length} types, ${Object.keys(schema.valueSets).length} value sets, ` +

@@ -40,6 +40,17 @@ function strip(el) {
   return out;
 }
 
+/** The same plus the element's invariants (hl7.org/fhir/R4/elementdefinition-definitions.html#ElementDefinition.constraint). */
+function withConstraints(el) {
+  const out = strip(el);
+  if (el.constraint?.length) {
+    out.constraint = el.constraint.map(({ key, severity, human, expression, source }) =>
+      source ? { key, severity, human, expression, source } : { key, severity, human, expression },
+    );
+  }
+  return out;
+}
+
 const corrections = {};
 for (const file of ['profiles-types.json', 'profiles-resources.json']) {
   const bundle = JSON.parse(readFileSync(join(r4Dir, file), 'utf8'));
@@ -54,7 +65,7 @@ for (const file of ['profiles-types.json', 'profiles-resources.json']) {
     const theirs = sd.snapshot.element.map(strip);
     const ours = core.snapshot.element.map(strip);
     if (JSON.stringify(theirs) !== JSON.stringify(ours)) {
-      corrections[sd.type] = ours;
+      corrections[sd.type] = core.snapshot.element.map(withConstraints);
     }
   }
 }

@@ -1,9 +1,11 @@
 export * from './files.js';
 export * from './resource-types.js';
-export { HEARTH_FHIR_BASE, PLATFORM_TERMINOLOGY } from './platform/index.js';
+export { HEARTH_FHIR_BASE, PLATFORM_STRUCTURE_DEFINITIONS, PLATFORM_TERMINOLOGY } from './platform/index.js';
 export type {
   ElementBinding,
   ElementSchema,
+  ExtensionSchema,
+  ConstraintSchema,
   ElementType,
   FhirSchema,
   OperationDefinitionJson,

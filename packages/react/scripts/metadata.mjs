@@ -71,7 +71,47 @@ export function buildUiMetadata() {
     const own = params.filter((p) => (p.base ?? []).includes(resourceType) && !commonCodes.has(p.code));
     searchParams[resourceType] = toInfos(own, resourceType);
   }
-  return { types, valueSets: schema.valueSets, searchParams };
+  return { types, valueSets: schema.valueSets, searchParams, patientCompartment: patientCompartment(searchParams) };
+}
+
+/**
+ * The Patient compartment's member types (the server's compartment definitions, from the R4
+ * CompartmentDefinition, hl7.org/fhir/R4/compartmentdefinition-patient.html), each with the date
+ * search parameter a timeline sorts and filters it by: the first of DATE_PARAMS the type has, none
+ * for types without a clinical date (Patient, Account, ...), which sort by _lastUpdated instead.
+ */
+const DATE_PARAMS = [
+  'authoredon',
+  'authored',
+  'date',
+  'recorded-date',
+  'onset-date',
+  'created',
+  'occurrence',
+  'started',
+  'effective-time',
+  'effective',
+  'issued',
+  'sent',
+  'recorded',
+  'when',
+  'period',
+  'start-date',
+];
+
+function patientCompartment(searchParams) {
+  const path = join(repoRoot, 'apps', 'server', 'src', 'search', 'compartment-definitions.json');
+  if (!existsSync(path)) return {};
+  const members = Object.keys(readJson(path).Patient ?? {}).sort();
+  const out = {};
+  for (const type of members) {
+    const dates = (searchParams[type] ?? []).filter((p) => p.type === 'date' && p.expression);
+    const param = DATE_PARAMS.map((code) => dates.find((p) => p.code === code)).find(Boolean);
+    out[type] = param ? { date: param.code, expression: param.expression } : {};
+  }
+  // The patient resource itself is in its own compartment (R4 3.1.0.1.1).
+  out.Patient ??= {};
+  return out;
 }
 
 function toInfos(params, resourceType) {
@@ -110,4 +150,49 @@ function describe(description, resourceType) {
     .replace(/^\s*\*?\s*\[[^\]]+\](\([^)]*\))?:\s*/, '')
     .trim()
     .slice(0, 200);
+}
+
+/**
+ * The metadata in parts a browser loads as it needs them: `base` holds the data types, the
+ * abstract resources, the parameters of every resource and the list of resource types; each
+ * resource type's part holds it, its backbone elements ('Patient.contact'), its search parameters
+ * and the value sets its elements bind. Forms and tables of one type then fetch tens of kilobytes,
+ * not every definition.
+ */
+export function splitUiMetadata(full) {
+  const resourceTypes = Object.keys(full.searchParams).filter((t) => t !== '*');
+  const concrete = new Set(resourceTypes);
+  const valueSetsOf = (types) => {
+    const out = {};
+    for (const type of Object.values(types)) {
+      for (const element of Object.values(type.elements)) {
+        const url = element.binding?.valueSet;
+        if (url && full.valueSets[url]) out[url] = full.valueSets[url];
+      }
+    }
+    return out;
+  };
+  const baseTypes = {};
+  const typesOf = Object.fromEntries(resourceTypes.map((t) => [t, {}]));
+  for (const [name, type] of Object.entries(full.types)) {
+    const root = name.split('.')[0];
+    (concrete.has(root) ? typesOf[root] : baseTypes)[name] = type;
+  }
+  const base = {
+    types: baseTypes,
+    valueSets: valueSetsOf(baseTypes),
+    searchParams: { '*': full.searchParams['*'] },
+    resourceTypes: resourceTypes.sort(),
+    patientCompartment: full.patientCompartment,
+  };
+  const parts = {};
+  for (const resourceType of resourceTypes) {
+    const types = typesOf[resourceType];
+    parts[resourceType] = {
+      types,
+      valueSets: valueSetsOf(types),
+      searchParams: { [resourceType]: full.searchParams[resourceType] },
+    };
+  }
+  return { base, parts };
 }

@@ -8,6 +8,18 @@ export { CodeableConceptInput, type CodeableConceptInputProps } from './Codeable
 export { CodingInput, useValueSetSearch, type CodingInputProps } from './CodingInput/CodingInput.js';
 export { expandValueSet } from './CodingInput/valueset.js';
 export { DateTimeInput, fhirToLocal, localToFhir, type DateTimeInputProps } from './DateTimeInput/DateTimeInput.js';
+export { EncounterDiagnoses, type EncounterDiagnosesProps } from './EncounterDiagnoses/EncounterDiagnoses.js';
+export { diagnosisTransaction, ENCOUNTER_DIAGNOSIS } from './EncounterDiagnoses/diagnosis.js';
+export { EncounterNote, type EncounterNoteProps } from './EncounterNote/EncounterNote.js';
+export {
+  draftNote,
+  isSigned,
+  noteText,
+  PROGRESS_NOTE,
+  signNote,
+  textToXhtml,
+  xhtmlToText,
+} from './EncounterNote/note.js';
 export { JsonEditor, JsonView, type JsonEditorProps, type JsonViewProps } from './JsonEditor/JsonEditor.js';
 export { NumericInput, parseNumeric, type NumericInputProps } from './NumericInput/NumericInput.js';
 export { ObservationChart, groupByCode, type ObservationChartProps } from './ObservationChart/ObservationChart.js';
@@ -15,10 +27,27 @@ export {
   OperationOutcomeAlert,
   type OperationOutcomeAlertProps,
 } from './OperationOutcomeAlert/OperationOutcomeAlert.js';
+export { ageText, identifierText, PatientHeader, type PatientHeaderProps } from './PatientHeader/PatientHeader.js';
+export { interpretPatientQuery, type PatientQuery } from './PatientSearch/patient-query.js';
+export { PatientTimeline, type PatientTimelineProps } from './PatientTimeline/PatientTimeline.js';
+export {
+  countTimeline,
+  entryDate,
+  TimelinePager,
+  type TimelineEntry,
+  type TimelineFilter,
+  type TimelineSource,
+} from './PatientTimeline/timeline-pager.js';
 export { QuestionnaireBuilder, type QuestionnaireBuilderProps } from './QuestionnaireBuilder/QuestionnaireBuilder.js';
 export { QuestionnaireForm, type QuestionnaireFormProps } from './QuestionnaireForm/QuestionnaireForm.js';
 export { buildResponse, collectAnswers, isEnabled } from './QuestionnaireForm/logic.js';
 export { ReferenceInput, type ReferenceInputProps } from './ReferenceInput/ReferenceInput.js';
+export {
+  abnormalFlag,
+  describeResource,
+  observationValue,
+  type ResourceDescription,
+} from './ResourceDescription/describe.js';
 export { ResourceAvatar, type ResourceAvatarProps } from './ResourceAvatar/ResourceAvatar.js';
 export { ResourceBadge, type ResourceBadgeProps } from './ResourceBadge/ResourceBadge.js';
 export { ResourceBlame, type ResourceBlameProps } from './ResourceBlame/ResourceBlame.js';
@@ -32,6 +61,17 @@ export {
 export { ResourceTable, type ResourceTableProps } from './ResourceTable/ResourceTable.js';
 export { defaultColumns, SearchControl, type SearchControlProps } from './SearchControl/SearchControl.js';
 export { Timeline, resourcesToTimeline, type TimelineItem, type TimelineProps } from './Timeline/Timeline.js';
+export { VitalsForm, type VitalsFormProps } from './VitalsForm/VitalsForm.js';
+export {
+  BMI,
+  computeBmi,
+  VITAL_SIGNS,
+  vitalErrors,
+  vitalsTransaction,
+  type VitalKey,
+  type VitalSign,
+  type VitalValues,
+} from './VitalsForm/vitals.js';
 export { blame, diffLines, versionText } from './util/diff.js';
 export { formatValue, searchParamValue } from './util/format.js';
 export { issuesByPath, normalizeExpression } from './util/outcome.js';

@@ -37,7 +37,7 @@ export function BotEditor(): ReactNode {
     async () =>
       (await client.searchResources(
         'AuditEvent',
-        { entity: `Bot/${id}`, _sort: '-_lastUpdated', _count: '20' },
+        { entity: `Bot/${id}`, _sort: '-date', _count: '20' },
         { cache: 'no-cache' },
       )) as Resource[],
     `${id}/${logsGeneration}`,

@@ -13,9 +13,12 @@ import {
   Title,
 } from '@mantine/core';
 import { formatDateTime, type Project } from '@hearth/core';
-import { JsonView, OperationOutcomeAlert, useAction, useAsync, useHearth } from '@hearth/react';
+import { JsonView, OperationOutcomeAlert, ResourceBadge, useAction, useAsync, useHearth } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { isSuperAdmin, useSession } from '../session.js';
+import { ScrollRegion } from '../components/ScrollRegion.js';
+import { DatabaseStats, type DatabaseStatistics } from './DatabaseStats.js';
+import { ReindexAction } from './ReindexAction.js';
 
 /** Super admin: every project, and the maintenance actions of /admin/super/*. */
 export function SuperAdminPage(): ReactNode {
@@ -25,7 +28,7 @@ export function SuperAdminPage(): ReactNode {
     isSuperAdmin(details) ? () => client.get('admin/super/projects', { cache: 'no-cache' }) : undefined,
     String(isSuperAdmin(details)),
   );
-  const stats = useAsync<Record<string, unknown>>(
+  const stats = useAsync<DatabaseStatistics>(
     isSuperAdmin(details) ? () => client.get('admin/super/stats', { cache: 'no-cache' }) : undefined,
     String(isSuperAdmin(details)),
   );
@@ -41,55 +44,44 @@ export function SuperAdminPage(): ReactNode {
       {projects.loading && !projects.data ? (
         <Loader size="sm" aria-label="Loading projects" />
       ) : (
-        <Table striped aria-label="Projects">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Id</Table.Th>
-              <Table.Th>Owner</Table.Th>
-              <Table.Th>Members</Table.Th>
-              <Table.Th>Updated</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {(projects.data ?? []).map((p) => (
-              <Table.Tr key={p.id}>
-                <Table.Td>
-                  {p.name}
-                  {p.superAdmin ? ' (super admin)' : ''}
-                </Table.Td>
-                <Table.Td>{p.id}</Table.Td>
-                <Table.Td>{p.owner?.display ?? p.owner?.reference ?? '—'}</Table.Td>
-                <Table.Td>{p.memberCount ?? '—'}</Table.Td>
-                <Table.Td>{formatDateTime(p.meta?.lastUpdated)}</Table.Td>
+        <ScrollRegion label="Projects, scrollable">
+          <Table striped aria-label="Projects">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Id</Table.Th>
+                <Table.Th>Owner</Table.Th>
+                <Table.Th>Members</Table.Th>
+                <Table.Th>Updated</Table.Th>
               </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+            </Table.Thead>
+            <Table.Tbody>
+              {(projects.data ?? []).map((p) => (
+                <Table.Tr key={p.id}>
+                  <Table.Td>
+                    {p.name}
+                    {p.superAdmin ? ' (super admin)' : ''}
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="xs" c="dimmed" style={{ wordBreak: 'break-all' }}>
+                      {p.id}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>{p.owner ? <ResourceBadge value={p.owner} avatar={false} link={false} /> : '—'}</Table.Td>
+                  <Table.Td>{p.memberCount ?? '—'}</Table.Td>
+                  <Table.Td>{formatDateTime(p.meta?.lastUpdated)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </ScrollRegion>
       )}
-      <Title order={4}>Database</Title>
       {stats.error !== undefined && <OperationOutcomeAlert error={stats.error} />}
-      {stats.data && (
-        <Card withBorder aria-label="Database statistics">
-          <Group justify="space-between" mb="xs">
-            <Text size="sm">
-              Size: {Math.round(Number(stats.data.databaseBytes ?? 0) / 1024 / 1024)} MB · connections:{' '}
-              {String(stats.data.connections ?? '—')}
-            </Text>
-            <Button size="compact-sm" variant="subtle" onClick={stats.reload}>
-              Refresh
-            </Button>
-          </Group>
-          <JsonView value={stats.data.resources ?? {}} maxHeight={200} />
-        </Card>
-      )}
+      {stats.loading && !stats.data && <Loader size="sm" aria-label="Loading database statistics" />}
+      {stats.data && <DatabaseStats stats={stats.data} onRefresh={stats.reload} />}
       <Title order={4}>Maintenance</Title>
       <SimpleGrid cols={{ base: 1, md: 2 }}>
-        <Action
-          title="Reindex resources"
-          path="admin/super/reindex"
-          fields={[{ name: 'resourceType', label: 'Resource types (comma separated)' }]}
-        />
+        <ReindexAction />
         <Action title="Rebuild value sets" path="admin/super/valuesets" fields={[]} />
         <Action
           title="Set a user's password"

@@ -12,6 +12,7 @@ import {
   Title,
   VisuallyHidden,
 } from '@mantine/core';
+import { ScrollRegion } from '../components/ScrollRegion.js';
 import { OperationOutcomeAlert, ResourceBadge, useAction, useHearth } from '@hearth/react';
 import type { ProjectAdminDetails } from './types.js';
 import { useState, type ReactNode } from 'react';
@@ -45,69 +46,71 @@ export function UsersTab(props: {
   const [invited, setInvited] = useState<string | undefined>(undefined);
   return (
     <Stack>
-      <Table striped aria-label="Project members">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Profile</Table.Th>
-            <Table.Th>Display name</Table.Th>
-            <Table.Th>User</Table.Th>
-            <Table.Th>Role</Table.Th>
-            <Table.Th>Access policy</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th>
-              <VisuallyHidden>Actions</VisuallyHidden>
-            </Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {members.map((m) => (
-            <Table.Tr key={m.id}>
-              <Table.Td>{m.profile ? <ResourceBadge value={m.profile} /> : '—'}</Table.Td>
-              <Table.Td>{m.profile?.display ?? '—'}</Table.Td>
-              <Table.Td>
-                {m.user?.display ?? m.user?.reference}
-                {m.id === props.ownMembershipId && (
-                  <Badge ml="xs" variant="outline" size="sm">
-                    You
-                  </Badge>
-                )}
-              </Table.Td>
-              <Table.Td>{m.admin ? <Badge>Admin</Badge> : 'Member'}</Table.Td>
-              <Table.Td>{m.accessPolicy ? <ResourceBadge value={m.accessPolicy} avatar={false} /> : '—'}</Table.Td>
-              <Table.Td>
-                {m.invited ? (
-                  <Badge color="yellow">Invitation pending</Badge>
-                ) : m.active === false ? (
-                  <Badge color="gray">Inactive</Badge>
-                ) : (
-                  <Badge color="green">Active</Badge>
-                )}
-              </Table.Td>
-              <Table.Td>
-                <Group gap="xs" wrap="nowrap">
-                  <Button
-                    size="compact-sm"
-                    variant="light"
-                    aria-label={`Edit ${memberName(m)}`}
-                    onClick={() => setEditing(m)}
-                  >
-                    Edit
-                  </Button>
-                  <Button
-                    size="compact-sm"
-                    variant="light"
-                    color="red"
-                    aria-label={`Remove ${memberName(m)}`}
-                    onClick={() => setRemoving(m)}
-                  >
-                    Remove
-                  </Button>
-                </Group>
-              </Table.Td>
+      <ScrollRegion label="Project members, scrollable">
+        <Table striped aria-label="Project members">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Profile</Table.Th>
+              <Table.Th>Display name</Table.Th>
+              <Table.Th>User</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Access policy</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>
+                <VisuallyHidden>Actions</VisuallyHidden>
+              </Table.Th>
             </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+          </Table.Thead>
+          <Table.Tbody>
+            {members.map((m) => (
+              <Table.Tr key={m.id}>
+                <Table.Td>{m.profile ? <ResourceBadge value={m.profile} /> : '—'}</Table.Td>
+                <Table.Td>{m.profile?.display ?? '—'}</Table.Td>
+                <Table.Td>
+                  {m.user?.display ?? m.user?.reference}
+                  {m.id === props.ownMembershipId && (
+                    <Badge ml="xs" variant="outline" size="sm">
+                      You
+                    </Badge>
+                  )}
+                </Table.Td>
+                <Table.Td>{m.admin ? <Badge>Admin</Badge> : 'Member'}</Table.Td>
+                <Table.Td>{m.accessPolicy ? <ResourceBadge value={m.accessPolicy} avatar={false} /> : '—'}</Table.Td>
+                <Table.Td>
+                  {m.invited ? (
+                    <Badge color="yellow">Invitation pending</Badge>
+                  ) : m.active === false ? (
+                    <Badge color="gray">Inactive</Badge>
+                  ) : (
+                    <Badge color="green">Active</Badge>
+                  )}
+                </Table.Td>
+                <Table.Td>
+                  <Group gap="xs" wrap="nowrap">
+                    <Button
+                      size="compact-sm"
+                      variant="light"
+                      aria-label={`Edit ${memberName(m)}`}
+                      onClick={() => setEditing(m)}
+                    >
+                      Edit
+                    </Button>
+                    <Button
+                      size="compact-sm"
+                      variant="light"
+                      color="red"
+                      aria-label={`Remove ${memberName(m)}`}
+                      onClick={() => setRemoving(m)}
+                    >
+                      Remove
+                    </Button>
+                  </Group>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </ScrollRegion>
       {editing && (
         <EditMemberModal
           projectId={projectId}

@@ -8,7 +8,7 @@ export function AuthLayout({ title, children }: { title: string; children: React
     <Center mih="100vh" p="md" bg="gray.0">
       <Paper withBorder shadow="sm" p="xl" w="100%" maw={420} component="main">
         <Stack>
-          <Text fw={700} size="xl" c="orange.7" ta="center">
+          <Text fw={700} size="xl" c="ember.7" ta="center">
             Hearth
           </Text>
           <Title order={2} ta="center" size="h3">

@@ -1,8 +1,18 @@
 import { Alert, Anchor, Group, Loader, Stack, Tabs, Text, Title } from '@mantine/core';
-import { getDisplayString, type Questionnaire, type Reference, type Resource, type Subscription } from '@hearth/core';
+import {
+  getDisplayString,
+  type Agent,
+  type Patient,
+  type Questionnaire,
+  type Reference,
+  type Resource,
+  type Subscription,
+} from '@hearth/core';
 import {
   JsonEditor,
   OperationOutcomeAlert,
+  PatientHeader,
+  PatientTimeline,
   QuestionnaireBuilder,
   QuestionnaireForm,
   ReferenceInput,
@@ -16,6 +26,8 @@ import {
 } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
+import { AgentPanel } from './AgentPanel.js';
+import { StartEncounterButton } from './encounter-actions.js';
 import { PatientSummary } from './PatientSummary.js';
 import { SubscriptionDeliveries } from './SubscriptionDeliveries.js';
 
@@ -31,7 +43,8 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline'] : []),
+    ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
     ...(resourceType === 'Subscription' ? ['deliveries'] : []),
@@ -50,6 +63,8 @@ export function ResourcePage(): ReactNode {
   };
   const labels: Record<string, string> = {
     summary: 'Summary',
+    timeline: 'Timeline',
+    agent: 'Agent',
     preview: 'Fill in',
     builder: 'Builder',
     details: 'Details',
@@ -61,26 +76,31 @@ export function ResourcePage(): ReactNode {
   };
   return (
     <Stack>
-      <Group>
-        <ResourceAvatar value={resource} size="lg" />
-        <div>
-          <Title order={2}>{getDisplayString(resource)}</Title>
-          <Text size="sm" c="dimmed">
-            <Anchor component={Link} to={`/${resourceType}`}>
-              {resourceType}
-            </Anchor>{' '}
-            · {id} · version {resource.meta?.versionId}
-            {resourceType === 'Bot' && (
-              <>
-                {' · '}
-                <Anchor component={Link} to={`/admin/bots/${id}`}>
-                  Open in bot editor
-                </Anchor>
-              </>
-            )}
-          </Text>
-        </div>
-      </Group>
+      {resourceType === 'Patient' ? (
+        // Every patient page opens with who the patient is: name, age, sex, identifiers, allergies, problems.
+        <PatientHeader patient={resource as Patient} actions={<StartEncounterButton patientId={id} />} />
+      ) : (
+        <Group>
+          <ResourceAvatar value={resource} size="lg" />
+          <div>
+            <Title order={2}>{getDisplayString(resource)}</Title>
+            <Text size="sm" c="dimmed">
+              <Anchor component={Link} to={`/${resourceType}`}>
+                {resourceType}
+              </Anchor>{' '}
+              · {id} · version {resource.meta?.versionId}
+              {resourceType === 'Bot' && (
+                <>
+                  {' · '}
+                  <Anchor component={Link} to={`/admin/bots/${id}`}>
+                    Open in bot editor
+                  </Anchor>
+                </>
+              )}
+            </Text>
+          </div>
+        </Group>
+      )}
       {notice && (
         <Alert color="green" role="status" withCloseButton onClose={() => setNotice(undefined)}>
           {notice}
@@ -96,6 +116,12 @@ export function ResourcePage(): ReactNode {
         </Tabs.List>
         <Tabs.Panel value="summary" pt="md">
           <PatientSummary patient={resource} />
+        </Tabs.Panel>
+        <Tabs.Panel value="timeline" pt="md">
+          <PatientTimeline patientId={id} onOpen={(r) => navigate(openFromTimeline(id, r))} />
+        </Tabs.Panel>
+        <Tabs.Panel value="agent" pt="md">
+          <AgentPanel agent={resource as Agent} />
         </Tabs.Panel>
         <Tabs.Panel value="preview" pt="md">
           <QuestionnaireFill questionnaire={resource as Questionnaire} />
@@ -137,6 +163,13 @@ export function ResourcePage(): ReactNode {
       </Tabs>
     </Stack>
   );
+}
+
+/** Where a timeline entry opens: an encounter's charting page, any other resource's own page. */
+function openFromTimeline(patientId: string, resource: Resource): string {
+  return resource.resourceType === 'Encounter'
+    ? `/Patient/${patientId}/encounter/${resource.id}`
+    : `/${resource.resourceType}/${resource.id}`;
 }
 
 /** Fills in a questionnaire about a subject (a Patient unless it names other types) and stores the response. */

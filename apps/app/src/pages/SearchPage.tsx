@@ -1,15 +1,16 @@
 import { Group, Stack, Title } from '@mantine/core';
 import { formatSearchQuery, parseSearchRequest, type SearchRequest } from '@hearth/core';
-import { OperationOutcomeAlert, SearchControl, useMetadata } from '@hearth/react';
+import { isKnownResourceType, OperationOutcomeAlert, SearchControl, useMetadata } from '@hearth/react';
 import type { ReactNode } from 'react';
 import { useLocation, useNavigate, useParams } from 'react-router';
+import { PatientSearchBox } from '../components/PatientSearchBox.js';
 
 /** `/:resourceType`: search with the whole state (filters, sort, page, columns) in the query string. */
 export function SearchPage(): ReactNode {
   const { resourceType = 'Patient' } = useParams();
   const location = useLocation();
   const navigate = useNavigate();
-  const metadata = useMetadata();
+  const metadata = useMetadata(resourceType);
   const params = new URLSearchParams(location.search);
   const columns = params.get('_fields')?.split(',').filter(Boolean);
   params.delete('_fields');
@@ -20,7 +21,7 @@ export function SearchPage(): ReactNode {
   } catch (err) {
     error = err;
   }
-  if (metadata && !metadata.types[resourceType]) {
+  if (metadata && !isKnownResourceType(metadata, resourceType)) {
     return <OperationOutcomeAlert error={new Error(`Unknown resource type: ${resourceType}`)} />;
   }
   return (
@@ -28,6 +29,7 @@ export function SearchPage(): ReactNode {
       <Group justify="space-between">
         <Title order={2}>{resourceType}</Title>
       </Group>
+      {resourceType === 'Patient' && <PatientSearchBox />}
       {error !== undefined && <OperationOutcomeAlert error={error} />}
       {search && (
         <SearchControl

@@ -50,6 +50,12 @@ describe('hearth --help', () => {
       'project switch',
       'project invite',
       'profile list',
+      'admin stats',
+      'admin projects',
+      'admin reindex',
+      'admin purge',
+      'admin migrate-status',
+      'admin set-password',
     ]) {
       expect(names).toContain(name);
     }

@@ -40,9 +40,12 @@ export async function ensureCliBuilt(): Promise<void> {
   const { build } = await import('esbuild');
   const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { workspaces: string[] };
   const external = new Set<string>();
-  for (const pattern of root.workspaces) {
+  // `!apps/docs`-style patterns exclude a folder from the workspaces.
+  const excluded = new Set(root.workspaces.filter((p) => p.startsWith('!')).map((p) => p.slice(1)));
+  for (const pattern of root.workspaces.filter((p) => !p.startsWith('!'))) {
     const dir = join(repoRoot, pattern.replace('/*', ''));
     for (const name of readdirSync(dir)) {
+      if (excluded.has(`${pattern.replace('/*', '')}/${name}`)) continue;
       const pkgPath = join(dir, name, 'package.json');
       if (existsSync(pkgPath)) {
         const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as Record<string, Record<string, string> | undefined>;

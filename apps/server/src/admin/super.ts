@@ -1,23 +1,26 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { allOk, badRequest, fail, isValidId, notFoundWith } from '@hearth/core';
+import { allOk, badRequest, fail, isValidId, notFoundWith, type OperationOutcome } from '@hearth/core';
 import type { AuthModule } from '../auth/module.js';
 import { checkNewPassword, hashPassword } from '../auth/passwords.js';
 import { normalizeEmail } from '../auth/projects.js';
 import { findUserByEmail } from '../auth/store.js';
 import { withTransaction } from '../platform/postgres.js';
 import { isStoredResourceType, resourceTable, historyTable } from '../storage/tables.js';
-import { lockForReindex } from '../storage/sql/versions.js';
-import type { SearchIndexer, StoredVersion } from '../storage/types.js';
+import { migrations } from '../storage/migrations/index.js';
+import type { SearchIndexer } from '../storage/types.js';
+import type { AsyncJobs } from '../jobs/async-job.js';
+import { reindexServer, SERVER_REINDEX, type ReindexReport, type ServerReindexParams } from '../jobs/reindex.js';
 import { requireSuperAdmin } from './access.js';
 
 export interface SuperAdminDeps {
-  /** The write-time indexer (search and terminology), to rebuild index rows. */
-  indexer: SearchIndexer;
+  /** Rewrites every index row (search and terminology) of the versions given (services' `reindexer`). */
+  reindexer: SearchIndexer;
+  /** Where a reindex asked for with `Prefer: respond-async` runs (jobs/reindex.ts defines its kind). */
+  asyncJobs: AsyncJobs;
   /** Applies pending database migrations; returns how many ran. */
   migrate(): Promise<number>;
 }
 
-const BATCH = 500;
 const PURGEABLE = ['AuditEvent', 'Login'];
 
 function body(request: FastifyRequest): Record<string, unknown> {
@@ -33,77 +36,69 @@ function resourceTypeOf(b: Record<string, unknown>): string {
   return type;
 }
 
-/**
- * Rebuilds the index rows of every current resource of a type, a batch per transaction (keyset on
- * project and id). Each batch is read locked (lockForReindex), so an update committing meanwhile is
- * never overwritten by index rows of the content it replaced.
- */
-async function reindex(auth: AuthModule, deps: SuperAdminDeps, resourceType: string): Promise<number> {
-  const pool = auth.deps.pool;
-  let count = 0;
-  let after = { projectId: '00000000-0000-0000-0000-000000000000', id: '' };
-  for (;;) {
-    const rows = await withTransaction(pool, async (client) => {
-      const batch = await lockForReindex(client, resourceType, after, BATCH);
-      const versions: StoredVersion[] = batch.map((r) => ({
-        resourceType,
-        id: r.id,
-        projectId: r.projectId,
-        versionId: r.versionId,
-        lastUpdated: r.lastUpdated,
-        deleted: false,
-        resource: JSON.parse(r.content),
-        content: r.content,
-        // The index writer reads the resource, not the stored compartments (which stay as they are).
-        compartments: [],
-      }));
-      if (versions.length > 0) {
-        await deps.indexer.index(client, versions);
-      }
-      return batch;
-    });
-    if (rows.length === 0) {
-      return count;
-    }
-    count += rows.length;
-    const last = rows[rows.length - 1];
-    after = { projectId: last.projectId, id: last.id };
+/** The types to reindex: `resourceType` as one type or a comma-separated list; absent or empty: all. */
+function reindexTypesOf(b: Record<string, unknown>): string[] | undefined {
+  const value = b.resourceType;
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') {
+    fail(badRequest('resourceType must be a resource type or a comma-separated list of them', 'resourceType'));
   }
+  const types = [...new Set(value.split(',').map((t) => t.trim()))].filter((t) => t);
+  const unknown = types.filter((t) => !isStoredResourceType(t));
+  if (unknown.length > 0) {
+    fail(badRequest(`Not a stored resource type: ${unknown.join(', ')}`, 'resourceType'));
+  }
+  return types.length > 0 ? types : undefined;
+}
+
+/** "Reindexed 12 resources (Observation 10, Patient 2)". */
+function reindexSummary(report: ReindexReport): string {
+  const parts = report.types.map((t) => `${t.resourceType} ${t.count}`);
+  return `Reindexed ${report.total} resources${parts.length ? ` (${parts.join(', ')})` : ''}`;
+}
+
+function informational(text: string): OperationOutcome {
+  return { ...allOk, issue: [{ severity: 'information', code: 'informational', details: { text } }] };
+}
+
+/** True when the client asked for asynchronous processing (hl7.org/fhir/R4/async.html). */
+function respondAsync(request: FastifyRequest): boolean {
+  const prefer = request.headers.prefer;
+  return (Array.isArray(prefer) ? prefer.join(',') : (prefer ?? ''))
+    .split(',')
+    .some((p) => p.trim().toLowerCase() === 'respond-async');
 }
 
 /** Super admin endpoints (/admin/super/...): maintenance of the whole server. */
 export async function superAdminRoutes(app: FastifyInstance, auth: AuthModule, deps: SuperAdminDeps): Promise<void> {
   const pool = auth.deps.pool;
+  const reindexDeps = { pool, indexer: deps.reindexer };
 
+  // Reindex: synchronous (200 with a summary), or with `Prefer: respond-async` an AsyncJob (202,
+  // Content-Location: its status URL, which shows done / total resources while it runs).
   app.post('/admin/super/reindex', async (request, reply) => {
     await requireSuperAdmin(auth, request);
-    const resourceType = resourceTypeOf(body(request));
-    const count = await reindex(auth, deps, resourceType);
-    return reply.send({
-      ...allOk,
-      issue: [
-        { severity: 'information', code: 'informational', details: { text: `Reindexed ${count} ${resourceType}` } },
-      ],
-    });
+    const types = reindexTypesOf(body(request));
+    if (respondAsync(request)) {
+      const context = await auth.contextFor(request);
+      const url = new URL(request.url, context.fhirBase).toString();
+      const params: ServerReindexParams = types ? { types } : {};
+      const result = await deps.asyncJobs.start({ url, context }, SERVER_REINDEX, params, 'reindex');
+      return reply
+        .code(result.status ?? 202)
+        .headers(result.headers ?? {})
+        .header('content-type', 'application/fhir+json')
+        .send(JSON.stringify(result.json));
+    }
+    const report = await reindexServer(reindexDeps, types ? { types } : {});
+    return reply.send(informational(reindexSummary(report)));
   });
 
   // Value sets expand from the terminology tables, which the indexer fills: reindexing rebuilds them.
   app.post('/admin/super/valuesets', async (request, reply) => {
     await requireSuperAdmin(auth, request);
-    let count = 0;
-    for (const type of ['CodeSystem', 'ValueSet', 'ConceptMap']) {
-      count += await reindex(auth, deps, type);
-    }
-    return reply.send({
-      ...allOk,
-      issue: [
-        {
-          severity: 'information',
-          code: 'informational',
-          details: { text: `Rebuilt ${count} code systems, value sets and concept maps` },
-        },
-      ],
-    });
+    const report = await reindexServer(reindexDeps, { types: ['CodeSystem', 'ValueSet', 'ConceptMap'] });
+    return reply.send(informational(`Rebuilt ${report.total} code systems, value sets and concept maps`));
   });
 
   app.post('/admin/super/setpassword', async (request, reply) => {
@@ -138,7 +133,7 @@ export async function superAdminRoutes(app: FastifyInstance, auth: AuthModule, d
         [before],
       );
       await client.query(`DELETE FROM ${historyTable(resourceType)} WHERE last_updated < $1`, [before]);
-      await deps.indexer.index(
+      await deps.reindexer.index(
         client,
         gone.rows.map((r) => ({
           resourceType,
@@ -153,20 +148,35 @@ export async function superAdminRoutes(app: FastifyInstance, auth: AuthModule, d
       );
       return gone.rowCount ?? 0;
     });
-    return reply.send({
-      ...allOk,
-      issue: [
-        { severity: 'information', code: 'informational', details: { text: `Purged ${removed} ${resourceType}` } },
-      ],
-    });
+    return reply.send(informational(`Purged ${removed} ${resourceType}`));
   });
 
   app.post('/admin/super/migrate', async (request, reply) => {
     await requireSuperAdmin(auth, request);
     const applied = await deps.migrate();
-    return reply.send({
-      ...allOk,
-      issue: [{ severity: 'information', code: 'informational', details: { text: `Applied ${applied} migrations` } }],
+    return reply.send(informational(`Applied ${applied} migrations`));
+  });
+
+  // Which migrations the database has, which this server version would still apply, and any the
+  // database has that this version does not know (it was run by a newer version).
+  app.get('/admin/super/migrate', async (request, reply) => {
+    await requireSuperAdmin(auth, request);
+    const { rows } = await pool.query<{ id: number; name: string; applied_at: Date }>(
+      'SELECT id, name, applied_at FROM hearth_migration ORDER BY id',
+    );
+    const known = new Set(migrations.map((m) => m.id));
+    const done = new Set(rows.map((r) => r.id));
+    return reply.header('cache-control', 'no-store').send({
+      applied: rows
+        .filter((r) => known.has(r.id))
+        .map((r) => ({ id: r.id, name: r.name, appliedAt: r.applied_at.toISOString() })),
+      pending: [...migrations]
+        .sort((a, b) => a.id - b.id)
+        .filter((m) => !done.has(m.id))
+        .map((m) => ({ id: m.id, name: m.name })),
+      unknown: rows
+        .filter((r) => !known.has(r.id))
+        .map((r) => ({ id: r.id, name: r.name, appliedAt: r.applied_at.toISOString() })),
     });
   });
 

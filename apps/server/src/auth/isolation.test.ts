@@ -143,7 +143,6 @@ describe("a member of project A cannot reach project B's data", () => {
       'Project',
       'User',
       'Login',
-      'AuditEvent',
     ];
     for (const q of queries) {
       const res = await get(`/fhir/R4/${q}`);
@@ -156,6 +155,11 @@ describe("a member of project A cannot reach project B's data", () => {
         }
       }
     }
+    // A's audit trail records what A asked for (B's ids among them, answered 404), and only A's requests.
+    const trail = await get('/fhir/R4/AuditEvent?_count=1000');
+    expect(trail.statusCode).toBe(200);
+    expect(trail.body).not.toContain('secret of b');
+    expect(entries(trail).every((e) => e.resource.meta?.project === a.projectId)).toBe(true);
     // A still finds its own look-alike data through the same paths.
     expect(entries(await get('/fhir/R4/Observation?subject.name=Lookalike')).length).toBe(1);
     expect(entries(await get('/fhir/R4/Patient?_revinclude=Observation:subject&name=Lookalike')).length).toBe(2);

@@ -1,9 +1,9 @@
-import { badRequest, fail, forbiddenWith, isValidId, type Resource } from '@hearth/core';
+import { badRequest, fail, forbiddenWith, getDisplayString, isValidId, type Resource } from '@hearth/core';
 import type { AuthDeps } from './deps.js';
 import { generateSecret } from './passwords.js';
 import { isKnownScope, splitScope } from './access/scopes.js';
 import { newRefreshSecret } from './tokens.js';
-import { findMembershipsOfUser, readByReference } from './store.js';
+import { findMembershipsOfUser, readByReference, readManyByReference } from './store.js';
 import { mfaStep } from './mfa.js';
 import { auditLogin } from './audit.js';
 import {
@@ -145,11 +145,23 @@ export async function nextStep(deps: AuthDeps, login: Login, user: User): Promis
     fail(forbiddenWith('The project membership of this user is not active'));
   }
   // None at all: a new user, who goes on with /auth/newproject or /auth/newpatient.
-  return { login: login.id as string, memberships: memberships.map(withoutSecrets) };
+  return { login: login.id as string, memberships: await withDisplays(deps, memberships) };
 }
 
-function withoutSecrets(m: ProjectMembership): ProjectMembership {
-  return m;
+/**
+ * The memberships offered for choice, their project and profile references carrying the names
+ * (read in one query): a person tells two projects apart by name, not by id.
+ */
+async function withDisplays(deps: AuthDeps, memberships: ProjectMembership[]): Promise<ProjectMembership[]> {
+  const targets = await readManyByReference(
+    deps.pool,
+    memberships.flatMap((m) => [m.project?.reference, m.profile?.reference]),
+  );
+  const named = <R extends { reference?: string; display?: string }>(ref: R): R => {
+    const target = ref?.reference ? targets.get(ref.reference) : undefined;
+    return target && !ref.display ? { ...ref, display: getDisplayString(target) } : ref;
+  };
+  return memberships.map((m) => ({ ...m, project: named(m.project), profile: named(m.profile) }));
 }
 
 /** Active memberships (or, asked for, inactive ones too) of the login's user that fit its project, client and profile type. */

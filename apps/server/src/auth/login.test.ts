@@ -337,8 +337,16 @@ describe('memberships', () => {
         codeChallengeMethod: 'S256',
       },
     });
-    const projects = (login.json().memberships as { project: { reference: string } }[]).map((m) => m.project.reference);
+    const memberships = login.json().memberships as {
+      project: { reference: string; display?: string };
+      profile: { display?: string };
+    }[];
+    const projects = memberships.map((m) => m.project.reference);
     expect(projects.sort()).toEqual([`Project/${t.testProject.projectId}`, `Project/${other.projectId}`].sort());
+    // The choice names each project (and the profile), so that a person tells them apart.
+    const second = memberships.find((m) => m.project.reference === `Project/${other.projectId}`);
+    expect(second?.project.display).toBe('Second project');
+    expect(second?.profile.display).toBe('Test Admin');
     const asMember = await signIn(t.app, t.testProject.email, t.testProject.password, { profileId: invite.json().id });
     const headers = { authorization: `Bearer ${asMember.access_token}` };
     expect(asMember.project.reference).toBe(`Project/${other.projectId}`);

@@ -72,6 +72,7 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
         user: config.smtpUser,
         password: config.smtpPassword,
         from: config.emailFrom,
+        tlsVerify: config.smtpTlsVerify,
       },
       logger,
     );

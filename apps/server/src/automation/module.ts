@@ -16,6 +16,7 @@ import type { Mailer } from '../subscriptions/deliver.js';
 import { memberRepositories, type MemberRepositories, type MemberScopeBuilder } from '../jobs/actor.js';
 import { JobQueue } from '../jobs/queue.js';
 import { AsyncJobs } from '../jobs/async-job.js';
+import type { Telemetry } from '../observability/telemetry.js';
 
 export interface AutomationDeps {
   config: Config;
@@ -33,6 +34,10 @@ export interface AutomationDeps {
   memberScope?: MemberScopeBuilder;
   /** auth/: the SMTP mailer, for email subscriptions. */
   mailer?: Mailer;
+  /** Queues other modules run in the background (the audit trail's retention), defined before the queue starts. */
+  defineJobs?: (jobs: JobQueue) => void;
+  /** Spans and metrics of jobs, bot runs and deliveries (observability/). */
+  telemetry?: Telemetry;
 }
 
 /** Background jobs, bots and subscriptions, built and started together (services.ts). */
@@ -58,8 +63,9 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     pollingIntervalMs: config.jobPollingIntervalMs,
     retryDelaySeconds: config.jobRetryDelaySeconds,
     leaseSeconds: config.jobLeaseSeconds,
+    telemetry: deps.telemetry,
   });
-  const outbound = new OutboundPolicy(config.outboundAllowList);
+  const outbound = new OutboundPolicy(config.outboundAllowList, { tracer: deps.telemetry?.tracer });
   const members = memberRepositories(deps.repositoryDeps, deps.pool, deps.memberScope);
   const asyncJobs = new AsyncJobs({ jobs, systemRepo: deps.systemRepo, members, logger });
   const audits = new AuditWriter(deps.systemRepo, logger);
@@ -73,6 +79,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     outbound,
     asyncJobs,
     audits,
+    telemetry: deps.telemetry,
   });
   bots.registerOperations(deps.operations);
   const subscriptions = createSubscriptionModule({
@@ -91,6 +98,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
     audits,
     writes: deps.writes,
     notices: deps.notices,
+    telemetry: deps.telemetry,
   });
   // Cached scopes and secrets are dropped when what they were read from changes: at once in this
   // process (the listener below), and in every other when it hears of the write (change notices).
@@ -109,6 +117,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
   // A project's new SearchParameter: its existing resources are reindexed as a job.
   deps.writes.subscribe(deps.search.useJobQueue(jobs, logger));
   await subscriptions.start();
+  deps.defineJobs?.(jobs);
   await jobs.start();
   // Recovery queues evaluation jobs: their queue exists from jobs.start() on.
   await subscriptions.startHeartbeat();

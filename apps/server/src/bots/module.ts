@@ -11,6 +11,7 @@ import type { AuditWriter } from './audit.js';
 import { registerBotOperations } from './operations.js';
 import { BotRunner } from './runner.js';
 import { BotSandbox } from './sandbox.js';
+import type { Telemetry } from '../observability/telemetry.js';
 
 export interface BotModuleDeps {
   config: Config;
@@ -22,6 +23,7 @@ export interface BotModuleDeps {
   outbound: OutboundPolicy;
   asyncJobs: AsyncJobs;
   audits: AuditWriter;
+  telemetry?: Telemetry;
 }
 
 export interface BotModule {
@@ -46,6 +48,7 @@ export function createBotModule(deps: BotModuleDeps): BotModule {
     config: deps.config,
     logger: deps.logger,
     audits: deps.audits,
+    telemetry: deps.telemetry ?? {},
   });
   return {
     runner,

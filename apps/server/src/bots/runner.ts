@@ -12,6 +12,8 @@ import { TtlCache } from '../platform/ttl-cache.js';
 import { createHostCall } from './bridge.js';
 import { binaryIdOf, readAttachmentText, toSandboxScript } from './code.js';
 import type { BotSandbox, LogLine } from './sandbox.js';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { ATTR, inSpan, type Telemetry } from '../observability/telemetry.js';
 
 /** The second argument of a bot's handler (the spec's BotEvent). */
 export interface BotEvent {
@@ -55,6 +57,8 @@ export interface BotRunnerDeps {
   config: Pick<Config, 'botTimeoutMs' | 'outboundTimeoutMs' | 'baseUrl'>;
   logger: Logger;
   audits: AuditWriter;
+  /** A span per run (under the caller's: a request, a delivery job), runs timed by outcome. */
+  telemetry?: Telemetry;
 }
 
 /** Bots may run bots (client.executeBot), to this depth. */
@@ -166,16 +170,29 @@ export class BotRunner {
       this.deps.config.botTimeoutMs,
       typeof bot.timeout === 'number' && bot.timeout > 0 ? bot.timeout * 1000 : Infinity,
     );
-    const outcome = await this.deps.sandbox.run({
-      poolKey: botRef,
-      codeKey: code.key,
-      code: code.script,
-      event,
-      host,
-      timeoutMs,
-      fhirBase: this.fhirBase(),
-      baseUrl: this.deps.config.baseUrl,
-    });
+    const { tracer, metrics } = this.deps.telemetry ?? {};
+    const outcome = await inSpan(
+      tracer,
+      `bot ${botRef}`,
+      { [ATTR.bot]: botRef, [ATTR.project]: projectId },
+      async (span) => {
+        const ran = await this.deps.sandbox.run({
+          poolKey: botRef,
+          codeKey: code.key,
+          code: code.script,
+          event,
+          host,
+          timeoutMs,
+          fhirBase: this.fhirBase(),
+          baseUrl: this.deps.config.baseUrl,
+        });
+        if (span && !ran.ok) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: ran.reason });
+        }
+        return ran;
+      },
+    );
+    metrics?.botRunDuration.observe({ outcome: outcome.ok ? 'ok' : outcome.reason }, outcome.durationMs / 1000);
     const result: BotRunResult = outcome.ok
       ? { ok: true, value: outcome.value, logs: outcome.logs, traceId, durationMs: outcome.durationMs }
       : {

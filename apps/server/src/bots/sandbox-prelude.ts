@@ -1,3 +1,5 @@
+import { astmRuntime, hl7Runtime } from '@hearth/core';
+
 /**
  * The script that runs first in every bot context, before the bot's own code (both are compiled
  * together, once per isolate and code version). It turns the two
@@ -7,12 +9,17 @@
  * call and returns at once; the host answers later through `__hearthResolve`.
  *
  * The host functions are captured in this closure and removed from the global object.
+ *
+ * HL7 v2: the SDK's own Hl7Message code runs in the isolate (`hl7Runtime`, self-contained), so a
+ * bot whose input is `x-application/hl7-v2+er7` receives a parsed Hl7Message and may return one
+ * (sent back as text); `require('@hearth/core')` gives it Hl7Message and buildAck, and the ASTM
+ * record layer (`astmRuntime`: parseAstmTransmission, astmValue, formatAstmRecord, ...).
  */
 export function sandboxPrelude(fhirBase: string, baseUrl: string): string {
-  return PRELUDE.replace('__HEARTH_FHIR_BASE__', JSON.stringify(fhirBase)).replace(
-    '__HEARTH_BASE_URL__',
-    JSON.stringify(baseUrl),
-  );
+  return PRELUDE.replace('__HEARTH_FHIR_BASE__', JSON.stringify(fhirBase))
+    .replace('__HEARTH_BASE_URL__', JSON.stringify(baseUrl))
+    .replace('__HEARTH_HL7_RUNTIME__', () => `(${hl7Runtime.toString()})()`)
+    .replace('__HEARTH_ASTM_RUNTIME__', () => `(${astmRuntime.toString()})()`);
 }
 
 const PRELUDE = String.raw`
@@ -193,7 +200,12 @@ const PRELUDE = String.raw`
   const baseUrl = __HEARTH_BASE_URL__;
   Object.freeze(client);
 
+  const hl7 = __HEARTH_HL7_RUNTIME__;
+  const core = Object.freeze(Object.assign({}, hl7, __HEARTH_ASTM_RUNTIME__));
+  const hl7ContentType = /^x-application\/hl7-v2\+er7\s*(;|$)/i;
+
   function requireStub(name) {
+    if (name === '@hearth/core') return core;
     throw new Error('Cannot load "' + name + '": bots run in a sandbox with no Node.js modules; use the client and fetch');
   }
 
@@ -216,7 +228,11 @@ const PRELUDE = String.raw`
         throw new Error('The bot module does not export a function named handler');
       }
       const event = JSON.parse(eventJson);
-      const result = await handler(client, event);
+      if (event && typeof event.input === 'string' && hl7ContentType.test(event.contentType || '')) {
+        event.input = hl7.Hl7Message.parse(event.input);
+      }
+      let result = await handler(client, event);
+      if (result instanceof hl7.Hl7Message) result = result.toString();
       if (result === undefined) return '';
       return JSON.stringify({ value: result });
     },

@@ -189,7 +189,9 @@ describe('$export', () => {
       const own = (search.json().entry as { resource: Resource }[]).filter(
         (e) => e.resource.meta?.project === t.testProject.projectId,
       );
-      expect(list.length, type).toBe(own.length);
+      // The audit trail (AuditEvent) grew by the requests since the export: it holds at least as many now.
+      if (type === 'AuditEvent') expect(list.length).toBeLessThanOrEqual(own.length);
+      else expect(list.length, type).toBe(own.length);
       expect(list.every((r) => r.meta?.project === t.testProject.projectId)).toBe(true);
     }
   });

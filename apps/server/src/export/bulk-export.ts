@@ -42,6 +42,8 @@ export interface ExportParams {
   /** _typeFilter: per type, the search queries whose union is exported (no entry: all of the type). */
   typeFilters?: Record<string, string[]>;
   fhirBase: string;
+  /** AuditEvents come from the access audit trail (a project admin's system export). */
+  auditTrail?: boolean;
 }
 
 export interface ExportOutput {
@@ -55,6 +57,13 @@ export interface BulkExportDeps {
   search: SearchService;
   binaryStore: BinaryStore;
   repositoryDeps: RepositoryDeps;
+  /** The access audit trail (audit/): a project admin's system export carries its entries as AuditEvents. */
+  trail?: {
+    /** True when the caller may export the trail of their project. */
+    exports(input: OperationInput): boolean;
+    /** The project's entries, oldest first, recorded after `since` when given. */
+    entries(projectId: string, since: string | undefined, fhirBase: string): AsyncGenerator<Resource>;
+  };
 }
 
 class ExportCancelled extends Error {}
@@ -262,7 +271,12 @@ async function runExport(deps: BulkExportDeps, params: ExportParams, job: AsyncJ
       // Several passes over a type (member chunks, _typeFilter queries) may meet a resource twice.
       const seen =
         params.level === 'group' || (params.typeFilters?.[type]?.length ?? 0) > 1 ? new Set<string>() : undefined;
+      const trail = type === 'AuditEvent' && params.auditTrail ? deps.trail : undefined;
       const source = (async function* () {
+        if (trail) {
+          yield* trail.entries(job.projectId, params.since, params.fhirBase);
+          return;
+        }
         for (const filters of filterSets(params, type, members)) {
           for await (const resource of pagesOf(deps.search, repo, params.fhirBase, type, filters, job, problems)) {
             if (seen) {
@@ -351,7 +365,11 @@ export function registerBulkExport(registry: OperationRegistry, deps: BulkExport
   };
   registry.register({
     definition: SYSTEM_EXPORT,
-    handler: (input) => kickOff(input, kickOffParams(input, 'system')),
+    handler: (input) => {
+      const params = kickOffParams(input, 'system');
+      const auditTrail = params.types.includes('AuditEvent') && deps.trail?.exports(input) === true;
+      return kickOff(input, auditTrail ? { ...params, auditTrail } : params);
+    },
   });
   registry.register({
     definition: PATIENT_EXPORT,

@@ -26,7 +26,7 @@ let bundle: ServerBundle | undefined;
 let db: TestDatabase;
 
 beforeAll(async () => {
-  bundle = buildServerBundle('kill');
+  bundle = await buildServerBundle('kill');
   db = await createTestDatabase();
   cleanups.push(() => db.drop());
 }, 180_000);

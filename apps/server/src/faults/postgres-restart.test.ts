@@ -35,7 +35,7 @@ let server: ServerProcess;
 let target: LoadTarget;
 
 beforeAll(async () => {
-  bundle = buildServerBundle('pg-restart');
+  bundle = await buildServerBundle('pg-restart');
   postgres = await startOwnPostgres(cleanups);
   receiver = await startReceiver();
   cleanups.push(() => receiver.close());

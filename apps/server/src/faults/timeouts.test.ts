@@ -33,7 +33,7 @@ let server: ServerProcess;
 let headers: Record<string, string>;
 
 beforeAll(async () => {
-  bundle = buildServerBundle('timeouts');
+  bundle = await buildServerBundle('timeouts');
   db = await createTestDatabase();
   cleanups.push(() => db.drop());
   server = await startServerProcess(

@@ -20,6 +20,9 @@ import type { OperationRegistry } from '../operations/registry.js';
 import type { SearchService } from '../search/service.js';
 import { responseShape, sendJson, sendJsonText } from '../http/fhir-reply.js';
 import type { FhirContextFactory } from '../auth/context-factory.js';
+import type { AuditModule } from '../audit/module.js';
+import { auditHooks } from './audit-hooks.js';
+import { trailReadInteraction, trailSearchInteraction } from './interactions/trail-search.js';
 
 export interface FhirPluginDeps {
   contextFor: FhirContextFactory;
@@ -27,6 +30,8 @@ export interface FhirPluginDeps {
   operations: OperationRegistry;
   search: SearchService;
   binary: BinaryStore;
+  /** The access audit trail: every request here is recorded (docs/compliance.md). */
+  audit?: AuditModule;
   limits: { maxBundleEntries: number; maxBodyBytes: number; maxJsonDepth: number };
   /** The search parameters of a type (with a project's own when given), for the CapabilityStatement. */
   searchParams?: (resourceType: string, projectId?: string) => Promise<CapabilitySearchParam[]>;
@@ -42,13 +47,22 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     checkFormat(request);
     request.fhir = await deps.contextFor(request);
   });
+  const audit = deps.audit;
+  if (audit) {
+    auditHooks(app, audit);
+  }
 
   const search = (
     request: FastifyRequest,
     reply: FastifyReply,
     resourceType?: string,
     compartment?: { resourceType: string; id: string },
-  ) => searchInteraction(request, reply, deps.search, resourceType, compartment);
+  ) =>
+    resourceType === 'AuditEvent' && !compartment && audit
+      ? trailSearchInteraction(request, reply, audit, () =>
+          searchInteraction(request, reply, deps.search, resourceType),
+        )
+      : searchInteraction(request, reply, deps.search, resourceType, compartment);
   const operation = (request: FastifyRequest, reply: FastifyReply, name: string, resourceType?: string, id?: string) =>
     runOperation(deps.operations, request, reply, name, { resourceType, id });
 
@@ -128,6 +142,9 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     const { resourceType, id } = request.params;
     if (id.startsWith('$')) {
       return operation(request, reply, id.slice(1), resourceType);
+    }
+    if (resourceType === 'AuditEvent' && audit) {
+      return trailReadInteraction(request, reply, audit, () => readInteraction(request, reply, deps.shaper));
     }
     const own = resourceType === 'OperationDefinition' ? deps.operations.definition(id) : undefined;
     if (own) {

@@ -61,7 +61,8 @@ beforeAll(async () => {
     {
       resourceType: 'List',
       status: 'current',
-      mode: 'working',
+      // A deleted entry is allowed only in a list of changes (lst-2).
+      mode: 'changes',
       entry: Array.from({ length: 12 }, (_, i) => ({
         deleted: i === 6,
         item: { reference: `Patient/p${i}` },

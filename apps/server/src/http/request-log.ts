@@ -1,10 +1,13 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { describeRequest } from './interaction.js';
+import { traceIdsOf } from './telemetry.js';
 
 /**
  * Fastify's request logging made cheap: one `info` line per request, written when its response is
  * done, with a few flat fields. Fastify's default (an "incoming request" line and a "request
  * completed" line, each serialising request or reply objects) cost a quarter of a read's CPU time.
  * The request id is bound by Fastify's per-request logger; Fastify's other log points are kept.
+ * A FHIR request's line also names its interaction, resource type, operation, project and user.
  */
 export class RequestLog extends LogController {
   /** `infoEnabled`: the logger's level lets `info` through; below it (HEARTH_LOG_LEVEL=warn) no fields are gathered. */
@@ -26,6 +29,10 @@ export class RequestLog extends LogController {
       statusCode: reply.statusCode,
       responseTime: Math.round(reply.elapsedTime * 10) / 10,
       remoteAddress: request.ip,
+      // FHIR requests: interaction, resourceType, operation, project, user (those that apply).
+      ...describeRequest(request),
+      // With traces exported: the request span's traceId and spanId.
+      ...traceIdsOf(request.raw),
     };
     if (error) {
       // The response could not be written out (a socket error).

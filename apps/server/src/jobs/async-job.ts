@@ -1,6 +1,7 @@
 // Asynchronous requests (hl7.org/fhir/R4/async.html; FHIR Bulk Data "kick-off" and status pattern):
 // `Prefer: respond-async` → 202 Accepted with Content-Location; the client polls that URL.
 import {
+  ASYNC_JOB_PROGRESS_EXTENSION,
   badRequest,
   fail,
   getStatus,
@@ -22,15 +23,18 @@ export const ASYNC_QUEUE = 'async-job';
 export type AsyncJobType = 'data-migration' | 'export' | 'batch' | 'reindex';
 
 /** Progress of a running job, kept on the AsyncJob as an extension (and sent as X-Progress). */
-export const PROGRESS_EXTENSION = 'https://hearth.dev/fhir/StructureDefinition/async-job-progress';
+export const PROGRESS_EXTENSION = ASYNC_JOB_PROGRESS_EXTENSION;
 
 export interface AsyncJobContext {
   asyncJobId: string;
   projectId: string;
   /** Acting as whoever asked for the job (their access applies). */
   repo: Repository;
-  /** Records progress: a fraction from 0 to 1 and a short message. */
-  progress(fraction: number, message?: string): Promise<void>;
+  /**
+   * Records progress: a fraction from 0 to 1, a short message, and for work that counts items
+   * (a reindex), how many are done of how many (kept as `done` and `total` beside `fraction`).
+   */
+  progress(fraction: number, message?: string, counts?: ProgressCounts): Promise<void>;
   /** True once the client cancelled the job (DELETE on its status URL). */
   cancelled(): Promise<boolean>;
 }
@@ -46,10 +50,16 @@ interface QueuedAsyncJob {
   requester?: string;
 }
 
-/** A complex extension: `fraction` (0..1) and an optional `message`. */
+/** Items done of items to do, for a job that counts them. */
+export interface ProgressCounts {
+  done: number;
+  total: number;
+}
+
+/** A complex extension: `fraction` (0..1), an optional `message`, and optional `done` and `total` counts. */
 interface ProgressExtension {
   url: string;
-  extension?: { url: string; valueDecimal?: number; valueString?: string }[];
+  extension?: { url: string; valueDecimal?: number; valueString?: string; valueInteger?: number }[];
 }
 
 export interface AsyncJobResource extends Resource {
@@ -106,7 +116,12 @@ export class AsyncJobs {
   }
 
   /** Accepts the request for asynchronous processing, as the caller: 202 with Content-Location. */
-  async start<P>(input: OperationInput, kind: string, params: P, type?: AsyncJobType): Promise<OperationResult> {
+  async start<P>(
+    input: Pick<OperationInput, 'url'> & { context: Pick<OperationInput['context'], 'repo' | 'fhirBase'> },
+    kind: string,
+    params: P,
+    type?: AsyncJobType,
+  ): Promise<OperationResult> {
     const { repo, fhirBase } = input.context;
     if (!this.handlers.has(kind)) {
       fail(badRequest(`No asynchronous processing for ${kind}`));
@@ -168,7 +183,7 @@ export class AsyncJobs {
       asyncJobId,
       projectId,
       repo,
-      progress: async (fraction, message) => {
+      progress: async (fraction, message, counts) => {
         await this.update(projectId, asyncJobId, (job) =>
           job.status !== 'active'
             ? undefined
@@ -181,6 +196,12 @@ export class AsyncJobs {
                     extension: [
                       { url: 'fraction', valueDecimal: Math.max(0, Math.min(1, fraction)) },
                       ...(message ? [{ url: 'message', valueString: message }] : []),
+                      ...(counts
+                        ? [
+                            { url: 'done', valueInteger: counts.done },
+                            { url: 'total', valueInteger: counts.total },
+                          ]
+                        : []),
                     ],
                   },
                 ],

@@ -9,6 +9,9 @@ import {
   type Pool,
 } from '../platform/postgres.js';
 import { JOB_SCHEMA } from '../storage/migrations/0300-job-queue.js';
+import { ATTR, inSpan, type Telemetry } from '../observability/telemetry.js';
+import type { QueueDepth } from '../observability/metrics.js';
+import { instrumentPool } from '../observability/pool.js';
 
 /** What a handler knows about the attempt it runs. */
 export interface JobAttempt {
@@ -75,6 +78,8 @@ export interface JobQueueOptions {
    * whichever gets there first).
    */
   maintenanceIntervalSeconds?: number;
+  /** A span per attempt, its duration by queue and outcome, the queues' depth at each scrape. */
+  telemetry?: Telemetry;
 }
 
 /** Default JobQueueOptions.leaseSeconds. */
@@ -126,6 +131,12 @@ export class JobQueue {
     this.options = options;
     this.leaseSeconds = Math.max(1, options.leaseSeconds ?? DEFAULT_LEASE_SECONDS);
     this.queuePool = genericPlanPool(options.pool, QUEUE_CONNECTIONS);
+    if (options.telemetry) {
+      instrumentPool(this.queuePool, 'jobs', options.telemetry);
+      if (options.telemetry.metrics) {
+        options.telemetry.metrics.sources.queueDepths = () => this.depths();
+      }
+    }
     this.boss = new PgBoss({
       db: { executeSql: (text: string, values: unknown[]) => runQueueSql(this.queuePool, text, values) },
       schema: JOB_SCHEMA,
@@ -169,6 +180,7 @@ export class JobQueue {
           concurrency: definition.concurrency ?? this.options.concurrency,
           pollingIntervalMs: Math.max(500, this.options.pollingIntervalMs),
           logger: this.options.logger,
+          telemetry: this.options.telemetry ?? {},
         });
         this.loops.set(definition.name, loop);
         loop.start();
@@ -295,6 +307,37 @@ export class JobQueue {
     await this.queuePool.end();
   }
 
+  /**
+   * Each queue's jobs waiting (created or to be retried, and due) and running, with the age of the
+   * oldest due one: one statement over the job table (its partitions are per queue).
+   */
+  async depths(): Promise<QueueDepth[]> {
+    const { rows } = await this.queuePool.query<{
+      name: string;
+      waiting: number;
+      active: number;
+      oldest: number | null;
+    }>(
+      `SELECT name,
+              count(*) FILTER (WHERE state IN ('created', 'retry') AND start_after <= now()) AS waiting,
+              count(*) FILTER (WHERE state = 'active') AS active,
+              extract(epoch FROM now() - min(start_after) FILTER (WHERE state IN ('created', 'retry') AND start_after <= now()))::float8 AS oldest
+         FROM ${JOB_SCHEMA}.job
+        WHERE state IN ('created', 'retry', 'active')
+        GROUP BY name`,
+    );
+    const byName = new Map(rows.map((row) => [row.name, row]));
+    return [...this.definitions.keys()].map((queue) => {
+      const row = byName.get(queue);
+      return {
+        queue,
+        waiting: Number(row?.waiting ?? 0),
+        active: Number(row?.active ?? 0),
+        oldestWaitingSeconds: Math.max(0, row?.oldest ?? 0),
+      };
+    });
+  }
+
   /** A job's state, for tests and status pages. */
   async getJob(name: string, id: string): Promise<PgBoss.JobWithMetadata | null> {
     return this.boss.getJobById(name, id, { includeArchive: true });
@@ -329,6 +372,7 @@ interface LoopOptions {
   concurrency: number;
   pollingIntervalMs: number;
   logger: Logger;
+  telemetry: Telemetry;
 }
 
 /** Keeps up to `concurrency` jobs of one queue running; each is completed or failed on its own. */
@@ -425,19 +469,29 @@ class FetchLoop {
       );
     };
     let record: () => Promise<void>;
+    const { tracer, metrics } = this.options.telemetry;
+    const started = metrics ? performance.now() : 0;
     try {
-      const output = await handler(job.data, {
+      const attempt: JobAttempt = {
         id: job.id,
         queue: name,
         retryCount: job.retryCount,
         retryLimit: job.retryLimit,
         completeAfter: (work) => awaited.push(work),
-      });
+      };
+      const output = await inSpan(
+        tracer,
+        `job ${name}`,
+        { [ATTR.queue]: name, [ATTR.jobId]: job.id, [ATTR.attempt]: job.retryCount + 1 },
+        () => handler(job.data, attempt),
+      );
+      metrics?.jobDuration.observe({ queue: name, outcome: 'completed' }, (performance.now() - started) / 1000);
       const data = toOutput(output);
       record = data
         ? () => this.persist(() => this.boss.complete(name, job.id, data)).catch(fail)
         : () => this.completeSoon(job.id);
     } catch (err) {
+      metrics?.jobDuration.observe({ queue: name, outcome: 'failed' }, (performance.now() - started) / 1000);
       record = () => fail(err);
     }
     try {

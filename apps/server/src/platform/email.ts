@@ -11,6 +11,8 @@ export interface EmailMessage {
 /** Sends email; the only implementation talks SMTP to a configurable relay. */
 export interface Mailer {
   send(message: EmailMessage): Promise<void>;
+  /** False for the stand-in used without a relay: it logs and drops, so nothing may count on it. */
+  readonly delivers?: boolean;
 }
 
 export interface SmtpOptions {
@@ -20,6 +22,8 @@ export interface SmtpOptions {
   user?: string;
   password?: string;
   from: string;
+  /** Verify the relay's TLS certificate (default true); off only for a relay with a self-signed one. */
+  tlsVerify?: boolean;
 }
 
 /**
@@ -29,6 +33,7 @@ export interface SmtpOptions {
 export function createMailer(options: SmtpOptions, logger: Logger): Mailer {
   if (!options.host) {
     return {
+      delivers: false,
       async send(message) {
         logger.warn(
           { to: message.to, subject: message.subject },
@@ -42,8 +47,10 @@ export function createMailer(options: SmtpOptions, logger: Logger): Mailer {
     port: options.port,
     secure: options.secure,
     auth: options.user ? { user: options.user, pass: options.password ?? '' } : undefined,
-    // A local relay in tests and many self-hosted setups has a self-signed certificate.
-    tls: { rejectUnauthorized: false },
+    // Credentials never go over an unencrypted connection: with a user, the relay must offer
+    // STARTTLS (or HEARTH_SMTP_SECURE), so a connection stripped of it fails instead of leaking them.
+    requireTLS: Boolean(options.user),
+    tls: { rejectUnauthorized: options.tlsVerify !== false },
   });
   return {
     async send(message) {

@@ -41,7 +41,7 @@ describe('the built server', () => {
   const cleanups: (() => Promise<void> | void)[] = [];
 
   beforeAll(async () => {
-    bundle = buildServerBundle('node-flags');
+    bundle = await buildServerBundle('node-flags');
     db = await createTestDatabase();
   }, 180_000);
 

@@ -2,6 +2,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { context, propagation, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { inSpan } from '../observability/telemetry.js';
 
 /**
  * Outbound HTTP for user-configured destinations (rest-hook subscriptions, a bot's fetch) without
@@ -86,6 +88,11 @@ const systemResolver: ResolveAll = (hostname, family) =>
 export interface OutboundPolicyOptions {
   /** The resolver (default: the system's, as node:net would use); tests give names chosen addresses. */
   resolve?: ResolveAll;
+  /**
+   * With traces exported: a client span per request (under the current span), and the W3C
+   * `traceparent` header sent, so a receiver that traces continues the trace.
+   */
+  tracer?: Tracer;
 }
 
 /** Decides which destinations outbound requests may reach. */
@@ -101,10 +108,12 @@ export class OutboundPolicy {
   private readonly allowedSuffixes: string[] = [];
 
   private readonly resolveAll: ResolveAll;
+  readonly tracer?: Tracer;
 
   /** `allowList`: host names ('localhost', '*.corp.example'), IP addresses or CIDR ranges. */
   constructor(allowList: string[] = [], options: OutboundPolicyOptions = {}) {
     this.resolveAll = options.resolve ?? systemResolver;
+    this.tracer = options.tracer;
     for (const raw of allowList) {
       const entry = raw.trim().toLowerCase();
       if (!entry) {
@@ -229,6 +238,37 @@ const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization', 'x
 
 /** Sends one request, following redirects (each destination checked again). */
 export async function outboundRequest(policy: OutboundPolicy, request: OutboundRequest): Promise<OutboundResponse> {
+  const tracer = policy.tracer;
+  if (!tracer) {
+    return requestFollowingRedirects(policy, request);
+  }
+  const target = new URL(request.url);
+  const method = (request.method ?? 'GET').toUpperCase();
+  // The host only: a webhook's path or query often is its secret.
+  const attributes = {
+    'http.request.method': method,
+    'server.address': target.hostname,
+    'server.port': Number(target.port) || (target.protocol === 'https:' ? 443 : 80),
+  };
+  return inSpan(
+    tracer,
+    method,
+    attributes,
+    async (span) => {
+      const headers = { ...(request.headers ?? {}) };
+      propagation.inject(context.active(), headers);
+      const response = await requestFollowingRedirects(policy, { ...request, headers });
+      span?.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 400) {
+        span?.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      return response;
+    },
+    SpanKind.CLIENT,
+  );
+}
+
+async function requestFollowingRedirects(policy: OutboundPolicy, request: OutboundRequest): Promise<OutboundResponse> {
   let url = new URL(request.url);
   let method = (request.method ?? 'GET').toUpperCase();
   let body = request.body;

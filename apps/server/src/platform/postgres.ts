@@ -47,7 +47,7 @@ export function createPool(options: PoolOptions): pg.Pool {
  * (PostgreSQL stopping with transactions open did that). The holder learns of it from its next
  * statement, which fails; the pool discards a connection released in that state.
  */
-function guardConnectionErrors(pool: pg.Pool): void {
+export function guardConnectionErrors(pool: pg.Pool): void {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => {
     client.on('error', () => undefined);

@@ -14,7 +14,7 @@ let db: TestDatabase;
 let bundle: ServerBundle | undefined;
 
 beforeAll(async () => {
-  bundle = buildServerBundle('ratelimit');
+  bundle = await buildServerBundle('ratelimit');
   db = await createTestDatabase();
 }, 180_000);
 

@@ -12,6 +12,7 @@ import type { OperationRegistration } from '../operations/registry.js';
 import { jsonResult } from '../operations/result.js';
 import type { OperationInput, OperationResult } from '../operations/types.js';
 import type { ResourceValidator } from '../storage/types.js';
+import type { ProfileService } from './profiles.js';
 
 const MODES = new Set(['create', 'update', 'delete']);
 
@@ -22,19 +23,33 @@ interface ParametersBody {
 
 /**
  * $validate answers 200 with an OperationOutcome whether or not the resource is valid; each issue
- * names the FHIRPath of its element. 4xx only when validation could not be done at all.
+ * names the FHIRPath of its element. 4xx only when validation could not be done at all. With
+ * `profile`, the resource is also validated against that profile (stored in the project); the
+ * profiles it declares in meta.profile are checked when the project has them.
  */
-export function validateOperation(validator: ResourceValidator): OperationRegistration {
+/** Checks a resource's codings against the terminology its project sees (the terminology module's). */
+export type CodingCheck = (resource: Resource, projectId: string) => Promise<OperationOutcomeIssue[]>;
+
+export function validateOperation(
+  validator: ResourceValidator,
+  profiles?: ProfileService,
+  codings?: CodingCheck,
+): OperationRegistration {
   return {
     definition: standardDefinition('Resource-validate'),
-    handler: (input) => runValidate(input, validator),
+    handler: (input) => runValidate(input, validator, profiles, codings),
   };
 }
 
-async function runValidate(input: OperationInput, validator: ResourceValidator): Promise<OperationResult> {
+async function runValidate(
+  input: OperationInput,
+  validator: ResourceValidator,
+  profiles: ProfileService | undefined,
+  codings: CodingCheck | undefined,
+): Promise<OperationResult> {
   const { target, context } = input;
   const resourceType = target.resourceType as string;
-  const { resource: given, mode } = readInput(input);
+  const { resource: given, mode, profile } = readInput(input);
   if (input.method === 'GET' && !target.id) {
     fail(badRequest('Type-level $validate takes the resource to validate in a POST body'));
   }
@@ -63,6 +78,12 @@ async function runValidate(input: OperationInput, validator: ResourceValidator):
       );
     } else {
       issues.push(...validator.validate(resource));
+      if (profiles) {
+        issues.push(...(await profileIssues(profiles, resource, profile, context.repo.scope.projectId)));
+      }
+      if (codings) {
+        issues.push(...(await codings(resource, context.repo.scope.projectId)));
+      }
       if (mode === 'update' || target.id) {
         const id = target.id ?? resource.id;
         if (!resource.id) {
@@ -82,9 +103,29 @@ async function runValidate(input: OperationInput, validator: ResourceValidator):
   return jsonResult(outcome);
 }
 
+/**
+ * The issues against the profile asked for (unknown: an error) and against the declared ones this
+ * server has (a declared profile it does not have is a warning: it is not enforced here).
+ */
+async function profileIssues(
+  profiles: ProfileService,
+  resource: Resource,
+  asked: string | undefined,
+  projectId: string,
+): Promise<OperationOutcomeIssue[]> {
+  const issues = asked ? await profiles.validate(resource, [asked], projectId) : [];
+  const declared = (resource.meta?.profile ?? []).filter((p): p is string => typeof p === 'string' && p !== asked);
+  if (declared.length > 0) {
+    const found = await profiles.validate(resource, declared, projectId);
+    issues.push(...found.map((i) => (i.code === 'not-found' ? { ...i, severity: 'warning' as const } : i)));
+  }
+  return issues;
+}
+
 /** The body is the resource itself, or Parameters with resource, mode and profile (operation parameters). */
-function readInput(input: OperationInput): { resource?: Resource; mode?: string } {
+function readInput(input: OperationInput): { resource?: Resource; mode?: string; profile?: string } {
   let mode = input.query.get('mode') ?? undefined;
+  let profile = input.query.get('profile') ?? undefined;
   const body = input.body;
   let resource: Resource | undefined;
   if (body !== undefined && body !== null && body !== '') {
@@ -92,7 +133,9 @@ function readInput(input: OperationInput): { resource?: Resource; mode?: string 
       fail(badRequest('$validate takes a FHIR resource or Parameters in JSON'));
     }
     const r = body as Resource;
-    if (r.resourceType === 'Parameters') {
+    // A Parameters is the operation's input, unless it is itself what Parameters/$validate is given
+    // to validate (it then has no "resource" parameter).
+    if (r.resourceType === 'Parameters' && !isParametersToValidate(input, body as ParametersBody)) {
       const params = (body as ParametersBody).parameter ?? [];
       if (!Array.isArray(params)) {
         fail(badRequest('Parameters.parameter must be an array', 'Parameters.parameter'));
@@ -100,6 +143,8 @@ function readInput(input: OperationInput): { resource?: Resource; mode?: string 
       resource = params.find((p) => p?.name === 'resource')?.resource;
       const modeParam = params.find((p) => p?.name === 'mode');
       mode = modeParam?.valueCode ?? mode;
+      const profileParam = params.find((p) => p?.name === 'profile');
+      profile = profileParam?.valueCanonical ?? profileParam?.valueUri ?? profile;
     } else {
       resource = r;
     }
@@ -110,5 +155,15 @@ function readInput(input: OperationInput): { resource?: Resource; mode?: string 
   if (resource !== undefined && (typeof resource !== 'object' || resource === null || Array.isArray(resource))) {
     fail(badRequest('The "resource" parameter must be a resource', 'resource'));
   }
-  return { resource, mode };
+  if (profile !== undefined && (typeof profile !== 'string' || profile === '')) {
+    fail(badRequest('profile must be the canonical URL of a StructureDefinition', 'profile'));
+  }
+  return { resource, mode, profile };
+}
+
+function isParametersToValidate(input: OperationInput, body: ParametersBody): boolean {
+  return (
+    input.target.resourceType === 'Parameters' &&
+    !(Array.isArray(body.parameter) && body.parameter.some((p) => p?.name === 'resource'))
+  );
 }

@@ -58,6 +58,10 @@ export function createSearchModule(options: SearchModuleOptions): SearchModule {
   const indexer = new Indexer({ registry, fhirBase: options.fhirBase });
   return {
     indexer,
+    reindexer: {
+      index: (client, versions) => indexer.replaceRows(client, versions),
+      compartmentsOf: (resource) => indexer.compartmentsOf(resource),
+    },
     reindex: (types, projectId) => reindexAll(options.pool, indexer, types, projectId),
     matcher: engine,
     service: engine,

@@ -36,6 +36,11 @@ export interface SearchModule {
   service: SearchService;
   /** The search parameters in force per project (base R4 + platform + the project's own). */
   registry: SearchParamRegistry;
+  /**
+   * An indexer that rewrites every index row of the versions it is given (index() trusts a first
+   * version to have none): for the super admin's reindex, whatever state the rows are in.
+   */
+  reindexer: SearchIndexer;
   /** Rewrites the index rows of `types` (default: all) in a project (default: every project). */
   reindex(types?: string[], projectId?: string): Promise<number>;
   /** The search parameters of a type, with a project's own when given (for GET /metadata). */

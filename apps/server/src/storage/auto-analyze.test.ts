@@ -110,4 +110,19 @@ describe('AutoAnalyzer, several processes on one database', () => {
       }
     },
   );
+
+  it('survives its connection being terminated while it holds it between two ANALYZEs', async () => {
+    // The analyzer keeps one connection of its own checked out through a series of ANALYZEs; a
+    // PostgreSQL restart then reaches the client outside any statement. Unguarded, that is an
+    // uncaught 'error' event and the server exits (CI saw it in the restart test).
+    const own = (analyzers[0] as unknown as { db: pg.Pool }).db;
+    const held = await own.connect();
+    const { rows } = await held.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expect(held.query('SELECT 1')).rejects.toThrow();
+    held.release(true);
+    // And the next check runs on a new connection.
+    await expect(analyzers[0].check()).resolves.toBeInstanceOf(Array);
+  });
 });

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../platform/logger.js';
-import { pgErrorCode, type Pool } from '../platform/postgres.js';
+import { guardConnectionErrors, pgErrorCode, type Pool } from '../platform/postgres.js';
 
 /** LOCK ... NOWAIT on a table locked in a conflicting mode. */
 const PG_LOCK_NOT_AVAILABLE = '55P03';
@@ -81,7 +81,8 @@ export class AutoAnalyzer {
 
   constructor(private readonly options: AutoAnalyzerOptions) {
     this.db = new pg.Pool({ ...options.pool.options, max: 1, allowExitOnIdle: true });
-    this.db.on('error', () => undefined);
+    // It holds its connection through a series of ANALYZEs: a restart must not crash the process.
+    guardConnectionErrors(this.db);
   }
 
   /** Checks every interval until stop(). */

@@ -10,6 +10,8 @@ export interface RepositoryDeps {
   /** Told of every committed write (a WriteEvents, write-events.ts); none: nobody listens. */
   events?: { notify(events: WriteEvent[]): void };
   clock?: () => Date;
+  /** Checks the profiles a resource declares when its project enforces them (resources/profiles.ts). */
+  profiles?: DeclaredProfileCheck;
 }
 
 /** A read of one version: the stored JSON text is kept so it can be served without re-serialising. */
@@ -93,6 +95,12 @@ export interface ConditionalMatcher {
 }
 
 /** Checks a resource against its definition; returns the problems found (empty when valid). */
+/** The `meta.profile`s of a write, checked when the project's setting `enforceProfiles` is on. */
+export interface DeclaredProfileCheck {
+  /** The issues against the declared profiles; none when there are none or the project does not enforce them. */
+  check(resource: Resource, projectId: string): Promise<OperationOutcomeIssue[]>;
+}
+
 export interface ResourceValidator {
   validate(resource: Resource): OperationOutcomeIssue[];
 }

@@ -37,6 +37,20 @@ export function validate(ctx: StorageContext, resource: Resource): void {
   }
 }
 
+/**
+ * Throws the 422 of a resource that does not conform to the profiles its meta.profile declares,
+ * when its project enforces them (setting enforceProfiles; hl7.org/fhir/R4/http.html#2.21.0.17.1).
+ */
+async function checkDeclaredProfiles(ctx: StorageContext, resource: Resource): Promise<void> {
+  if (!ctx.deps.profiles || !resource.meta?.profile?.length) {
+    return;
+  }
+  const issues = await ctx.deps.profiles.check(resource, ctx.scope.projectId);
+  if (issues.some((i) => i.severity === 'error' || i.severity === 'fatal')) {
+    fail({ resourceType: 'OperationOutcome', id: 'unprocessable-entity', issue: issues });
+  }
+}
+
 /** Creates a resource with a new server-assigned id. */
 export async function createResource<T extends Resource>(
   ctx: StorageContext,
@@ -45,6 +59,7 @@ export async function createResource<T extends Resource>(
   assertStoredType(resource.resourceType);
   const input = guardedInput(ctx.scope, { ...resource, id: generateId() }, undefined);
   validate(ctx, input);
+  await checkDeclaredProfiles(ctx, input);
   const version = buildVersion(ctx, input, input.id, ctx.scope.projectId, 1);
   if (!(await createInOneStatement(ctx, [version]))) {
     await writeBatch(ctx, [{ version, interaction: 'create' }]);
@@ -59,6 +74,7 @@ export async function createResource<T extends Resource>(
  * already carry their final ids.
  */
 export async function createMany(ctx: StorageContext, resources: Resource[]): Promise<WriteResult[]> {
+  const inputs: Resource[] = [];
   const versions = resources.map((r) => {
     assertStoredType(r.resourceType);
     if (!isValidId(r.id)) {
@@ -66,8 +82,12 @@ export async function createMany(ctx: StorageContext, resources: Resource[]): Pr
     }
     const input = guardedInput(ctx.scope, r, undefined);
     validate(ctx, input);
+    inputs.push(input);
     return buildVersion(ctx, input, r.id, ctx.scope.projectId, 1);
   });
+  for (const input of inputs) {
+    await checkDeclaredProfiles(ctx, input);
+  }
   if (versions.length > 0 && !(await createInOneStatement(ctx, versions))) {
     await writeBatch(
       ctx,
@@ -94,6 +114,7 @@ export async function updateResource<T extends Resource>(
     fail(badRequest('Resource id is missing or invalid', `${resource.resourceType}.id`));
   }
   validate(ctx, resource);
+  await checkDeclaredProfiles(ctx, resource);
   const stale = (): never =>
     fail(preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`));
   const inOne = await updateInOneStatement(ctx, resource, id, options, stale);

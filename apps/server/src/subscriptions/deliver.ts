@@ -11,6 +11,7 @@ import type { DeliveryJob } from './evaluate.js';
 import type { ActiveSubscription } from './model.js';
 import type { ActiveSubscriptions } from './active.js';
 import { notificationId } from './notification-id.js';
+import { ATTR, inSpan, type Telemetry } from '../observability/telemetry.js';
 
 /** Sends email (the auth module's SMTP mailer). */
 export interface Mailer {
@@ -28,6 +29,8 @@ export interface DeliveryDeps {
   fhirBase: string;
   logger: Logger;
   audits: AuditWriter;
+  /** A span per attempt; attempts counted by channel and outcome. */
+  telemetry?: Telemetry;
 }
 
 /** Header naming the deleted resource on a rest-hook for a delete (as the spec's platform sends it). */
@@ -73,12 +76,44 @@ class DeliveryFailed extends Error {}
  * read again as the subscription's author, so a delivery never carries what its author cannot read.
  */
 export async function deliver(deps: DeliveryDeps, job: DeliveryJob, attempt: JobAttempt): Promise<unknown> {
+  const { tracer, metrics } = deps.telemetry ?? {};
+  const seen: { channel?: string } = {};
+  const attributes = {
+    [ATTR.subscription]: `Subscription/${job.subscriptionId}`,
+    [ATTR.project]: job.projectId,
+    [ATTR.resourceType]: job.resourceType,
+  };
+  try {
+    const result = await inSpan(tracer, 'subscription delivery', attributes, (span) =>
+      attemptDelivery(deps, job, attempt, (channel) => {
+        seen.channel = channel;
+        span?.setAttribute(ATTR.channel, channel);
+      }),
+    );
+    metrics?.subscriptionDeliveries.inc({
+      channel: seen.channel ?? 'none',
+      outcome: result === undefined ? 'delivered' : 'skipped',
+    });
+    return result;
+  } catch (err) {
+    metrics?.subscriptionDeliveries.inc({ channel: seen.channel ?? 'none', outcome: 'failed' });
+    throw err;
+  }
+}
+
+async function attemptDelivery(
+  deps: DeliveryDeps,
+  job: DeliveryJob,
+  attempt: JobAttempt,
+  onChannel: (channel: string) => void,
+): Promise<unknown> {
   const system = deps.systemRepo(job.projectId);
   // The active subscriptions of the project, as this process knows them (changes reach it at once).
   const sub = (await deps.active.forType(job.projectId, job.resourceType)).find((s) => s.id === job.subscriptionId);
   if (!sub) {
     return { skipped: 'subscription no longer active' };
   }
+  onChannel(sub.channel);
   const versionId = job.interaction === 'delete' ? job.previousVersionId : job.versionId;
   const target = `${job.resourceType}/${job.id}`;
   const start = new Date();

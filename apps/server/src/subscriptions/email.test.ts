@@ -54,3 +54,44 @@ describe('email subscriptions', () => {
     expect(String(audit.outcomeDesc)).toContain('oncall@example.org');
   });
 });
+
+describe('email subscriptions on a server without an SMTP relay', () => {
+  let bare: TestApp;
+  beforeAll(async () => {
+    bare = await createTestApp({ listen: true });
+  });
+  afterAll(async () => {
+    await bare?.close();
+  });
+
+  it('fail the delivery, saying why, instead of counting a dropped email as sent', async () => {
+    const sub = await post(
+      bare,
+      'fhir/R4/Subscription',
+      {
+        resourceType: 'Subscription',
+        status: 'active',
+        reason: 'Nobody will get this',
+        criteria: 'Observation?code=unsent',
+        channel: { type: 'email', endpoint: 'mailto:oncall@example.org' },
+      },
+      FHIR_JSON,
+    );
+    expect(sub.status).toBe(201);
+    await post(
+      bare,
+      'fhir/R4/Observation',
+      { resourceType: 'Observation', status: 'final', code: { coding: [{ code: 'unsent' }] } },
+      FHIR_JSON,
+    );
+    const audit = await waitFor(async () => {
+      const rows = await bare.pool.query<{ content: string }>(
+        `SELECT content FROM "AuditEvent" WHERE NOT deleted AND content LIKE $1`,
+        [`%Subscription/${(sub.json() as Resource).id}%`],
+      );
+      return rows.rows[0] ? (JSON.parse(rows.rows[0].content) as Record<string, unknown>) : undefined;
+    });
+    expect(audit.outcome).not.toBe('0');
+    expect(String(audit.outcomeDesc)).toContain('Email is not configured');
+  });
+});

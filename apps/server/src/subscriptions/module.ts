@@ -22,6 +22,7 @@ import { ListenerHeartbeat } from './heartbeat.js';
 import { CriteriaPretest, type ParamRegistry } from './prefilter.js';
 import { registerSubscriptionOperations } from './operations.js';
 import { BindingTokens, WebsocketHub } from './websocket.js';
+import type { Telemetry } from '../observability/telemetry.js';
 
 export interface SubscriptionModuleDeps {
   config: Config;
@@ -40,10 +41,14 @@ export interface SubscriptionModuleDeps {
   writes: WriteSubscriptions;
   /** Writes that process-local caches depend on, heard on this module's message bus. */
   notices: ChangeNotices;
+  /** A span per delivery attempt, deliveries counted by channel and outcome. */
+  telemetry?: Telemetry;
 }
 
 export interface SubscriptionModule {
   hub: WebsocketHub;
+  /** The message bus between server processes (PostgreSQL NOTIFY or Redis), also the agent hub's. */
+  broadcaster: Broadcaster;
   registerOperations(registry: OperationRegistry): void;
   start(): Promise<void>;
   /** Beats and recovers dead processes' changes (heartbeat.ts); once the job queue has started. */
@@ -117,6 +122,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     fhirBase,
     logger,
     audits: deps.audits,
+    telemetry: deps.telemetry ?? {},
   };
   // Delivery attempts are lost with their process a minute past their request or bot time limit.
   const deliveryExpirySeconds = Math.ceil(Math.max(config.outboundTimeoutMs, config.botTimeoutMs) / 1000) + 60;
@@ -178,6 +184,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
 
   return {
     hub,
+    broadcaster,
     registerOperations(registry) {
       registerSubscriptionOperations(registry, {
         tokens,

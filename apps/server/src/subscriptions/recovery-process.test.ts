@@ -18,7 +18,7 @@ let db: TestDatabase;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  bundle = buildServerBundle('recovery');
+  bundle = await buildServerBundle('recovery');
   db = await createTestDatabase();
   cleanups.push(() => db.drop());
   receiver = await startReceiver();

@@ -3,7 +3,9 @@ import type { Pool } from '../platform/postgres.js';
 import type { RepositoryDeps, ResourceValidator, SearchIndexer } from '../storage/types.js';
 import type { ChangeNotices } from '../storage/change-notices.js';
 import type { OperationRegistry } from '../operations/registry.js';
+import type { OperationOutcomeIssue, Resource } from '@hearth/core';
 import { expandForSearch } from './api.js';
+import { checkCodings } from './codings.js';
 import { withTerminologyBindings } from './binding-validator.js';
 import { createBindingChecker, type BindingChecker } from './bindings.js';
 import { TERMINOLOGY_RESOURCE_TYPES, withTerminologyIndexing } from './indexer.js';
@@ -38,6 +40,11 @@ export interface TerminologyModule {
   registerOperations(registry: OperationRegistry): void;
   /** Required-binding checks against the global value sets, for the validator. */
   bindings: BindingChecker;
+  /**
+   * The codings of a resource checked against the code systems a project sees (unknown codes of a
+   * complete system, displays the system does not give): for $validate.
+   */
+  checkCodings(resource: Resource, projectId: string): Promise<OperationOutcomeIssue[]>;
   /** Value set expansion for search's `:in` / `:not-in` (its `expandValueSet` option). */
   expandValueSet(url: string, projectId: string): Promise<{ system?: string; code: string }[]>;
   /** Stops re-reading the binding checks' value sets (the server is closing). */
@@ -129,6 +136,7 @@ export function createTerminologyModule(
       clearTimeout(pending);
       started = false;
     },
+    checkCodings: (resource, projectId) => checkCodings(pool, resource, { projects: [projectId] }),
     expandValueSet: (url, projectId) => expandForSearch(pool, { projects: [projectId] }, url),
     registerOperations(registry) {
       registry.register(expandOperation(deps));

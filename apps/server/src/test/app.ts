@@ -9,6 +9,8 @@ import { createLogger } from '../platform/logger.js';
 import { createPool, type Pool } from '../platform/postgres.js';
 import { createServices, type Services } from '../services.js';
 import { buildApp } from '../app.js';
+import { createTelemetry } from '../observability/setup.js';
+import type { Telemetry } from '../observability/telemetry.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { createTestProject, type TestProject } from './auth.js';
 
@@ -26,6 +28,8 @@ export interface TestApp {
   token: string;
   /** `{ authorization: 'Bearer …' }`: pass as `headers` to app.inject to act as the test project's admin. */
   authHeaders: { authorization: string };
+  /** Its traces and metrics (none unless the config asks for them). */
+  telemetry: Telemetry;
   /** The super admin's credentials (from config). */
   superAdmin: { email: string; password: string };
   close(): Promise<void>;
@@ -51,7 +55,13 @@ export async function getFreePort(): Promise<number> {
  * clients that need one: concurrency tests, SDKs); otherwise use app.inject().
  */
 export async function createTestApp(
-  options: { listen?: boolean; config?: Partial<Config>; db?: TestDatabase } = {},
+  options: {
+    listen?: boolean;
+    config?: Partial<Config>;
+    db?: TestDatabase;
+    /** The OTEL_* variables OpenTelemetry reads, when `config.otelEndpoint` turns it on. */
+    otelEnv?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const port = options.listen ? await getFreePort() : 8103;
@@ -82,8 +92,9 @@ export async function createTestApp(
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     acquireTimeoutMs: config.databaseAcquireTimeoutMs,
   });
-  const services = await createServices(config, pool, logger);
-  const app = await buildApp({ config, pool, logger, services });
+  const telemetry = await createTelemetry(config, options.otelEnv ?? {});
+  const services = await createServices(config, pool, logger, telemetry);
+  const app = await buildApp({ config, pool, logger, services, telemetry });
   if (options.listen) {
     await app.listen({ port, host: '127.0.0.1' });
   }
@@ -98,9 +109,11 @@ export async function createTestApp(
     testProject,
     token: testProject.token,
     authHeaders: testProject.headers,
+    telemetry,
     superAdmin: { email: config.adminEmail, password: config.adminPassword },
     async close() {
       await app.close();
+      await telemetry.shutdown?.();
       await pool.end();
       if (!options.db) {
         await db.drop();

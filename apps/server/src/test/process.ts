@@ -1,6 +1,6 @@
 // The built server as a child process, for tests that need real processes (kill -9, several
 // processes on one database): build the bundle, start it, wait until healthy, sign in over HTTP.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,13 +17,34 @@ export interface ServerBundle {
   remove(): void;
 }
 
-/** The server bundle exactly as `npm run build` makes it, written to a directory of this run. */
-export function buildServerBundle(label: string): ServerBundle {
-  const dir = `apps/server/dist/test-${label}-${randomBytes(4).toString('hex')}`;
-  execFileSync('node', ['tools/build.mjs', '--server-only', `--server-out=${dir}/main.js`], {
-    cwd: ROOT,
-    stdio: 'pipe',
+/**
+ * Runs a command to its end without blocking this process: a test worker whose event loop stalls
+ * for a minute (a build on a busy machine) loses its link to vitest ("Timeout calling onTaskUpdate"),
+ * which fails the run though every test passed. Rejects with the command's output when it fails.
+ */
+export function runToEnd(
+  command: string,
+  args: string[],
+  options: { cwd: string; inheritOutput?: boolean },
+): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, stdio: options.inheritOutput ? 'inherit' : 'pipe' });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      code === 0
+        ? resolvePromise()
+        : reject(new Error(`${command} ${args.join(' ')} ended with ${signal ?? `exit code ${code}`}\n${output}`)),
+    );
   });
+}
+
+/** The server bundle exactly as `npm run build` makes it, written to a directory of this run. */
+export async function buildServerBundle(label: string): Promise<ServerBundle> {
+  const dir = `apps/server/dist/test-${label}-${randomBytes(4).toString('hex')}`;
+  await runToEnd(process.execPath, ['tools/build.mjs', '--server-only', `--server-out=${dir}/main.js`], { cwd: ROOT });
   return { main: join(ROOT, dir, 'main.js'), remove: () => rmSync(join(ROOT, dir), { recursive: true, force: true }) };
 }
 

@@ -16,13 +16,34 @@ export interface TestSmtpServer {
   close(): Promise<void>;
 }
 
+export interface TestSmtpOptions {
+  /** Offer STARTTLS, with smtp-server's own self-signed certificate. */
+  starttls?: boolean;
+  /** Offer AUTH and accept these credentials (recorded in `logins`). */
+  auth?: { user: string; password: string };
+}
+
 /** A local SMTP relay for tests: accepts every message and keeps it to read. */
-export async function startTestSmtpServer(): Promise<TestSmtpServer> {
+export async function startTestSmtpServer(
+  options: TestSmtpOptions = {},
+): Promise<TestSmtpServer & { logins: { user: string; secure: boolean }[] }> {
   const messages: ReceivedEmail[] = [];
+  const logins: { user: string; secure: boolean }[] = [];
+  const disabled = [...(options.starttls ? [] : ['STARTTLS']), ...(options.auth ? [] : ['AUTH'])];
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    authOptional: !options.auth,
+    disabledCommands: disabled,
+    // Without STARTTLS a client may still authenticate in clear: what a stripped connection looks like.
+    allowInsecureAuth: true,
     logger: false,
+    onAuth(auth, session, callback) {
+      logins.push({ user: auth.username ?? '', secure: session.secure });
+      if (options.auth && auth.username === options.auth.user && auth.password === options.auth.password) {
+        callback(null, { user: auth.username });
+      } else {
+        callback(new Error('Invalid username or password'));
+      }
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -41,6 +62,7 @@ export async function startTestSmtpServer(): Promise<TestSmtpServer> {
   return {
     port,
     messages,
+    logins,
     async waitFor(to) {
       const deadline = Date.now() + 5000;
       for (;;) {

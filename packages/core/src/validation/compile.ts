@@ -2,7 +2,9 @@
  * Per-type lookup tables for the validator, compiled lazily (once per type and schema) so that
  * validating a resource is a walk over its JSON with one Map lookup per property.
  */
-import type { ValidatorElement, ValidatorSchema, ValidatorType } from './schema.js';
+import { ExtensionChecker } from './extensions.js';
+import { InvariantChecker } from './invariants.js';
+import type { ValidatorConstraint, ValidatorElement, ValidatorSchema, ValidatorType } from './schema.js';
 
 export interface CompiledBinding {
   valueSet: string;
@@ -27,6 +29,8 @@ export interface CompiledElement {
   binding?: CompiledBinding;
   /** Resource types a Reference may point to; absent when any type is allowed. */
   targets?: Set<string>;
+  /** The element's own invariants that are evaluated (checked on each value). */
+  constraints?: ValidatorConstraint[];
 }
 
 export interface CompiledProperty {
@@ -45,6 +49,8 @@ export interface CompiledType {
   properties: Map<string, CompiledProperty>;
   required: CompiledElement[];
   choices: CompiledElement[];
+  /** Invariants of the type and the types it specializes, checked on each instance. */
+  constraints?: ValidatorConstraint[];
 }
 
 function choiceName(elementName: string, typeCode: string): string {
@@ -54,8 +60,13 @@ function choiceName(elementName: string, typeCode: string): string {
 export class CompiledSchema {
   private readonly types = new Map<string, CompiledType | null>();
   private readonly bindings = new Map<string, CompiledBinding | null>();
+  /** Compiled FHIRPath of the invariants, shared by every validation over this schema. */
+  readonly invariants = new InvariantChecker();
+  readonly extensions: ExtensionChecker;
 
-  constructor(readonly schema: ValidatorSchema) {}
+  constructor(readonly schema: ValidatorSchema) {
+    this.extensions = new ExtensionChecker(schema);
+  }
 
   getType(name: string): CompiledType | undefined {
     let compiled = this.types.get(name);
@@ -80,6 +91,7 @@ export class CompiledSchema {
       properties: new Map(),
       required: [],
       choices: [],
+      constraints: InvariantChecker.applicable(this.inheritedConstraints(source)),
     };
     for (const [name, el] of Object.entries(source.elements)) {
       const element = this.compileElement(name, el);
@@ -95,6 +107,18 @@ export class CompiledSchema {
       });
     }
     return type;
+  }
+
+  /** A type's own invariants and those of its base types (Age: age-1 and Quantity's qty-3). */
+  private inheritedConstraints(source: ValidatorType): ValidatorConstraint[] {
+    const all: ValidatorConstraint[] = [];
+    const seen = new Set<string>();
+    for (let t: ValidatorType | undefined = source; t && !seen.has(t.name);) {
+      seen.add(t.name);
+      all.push(...(t.constraint ?? []));
+      t = t.base && Object.hasOwn(this.schema.types, t.base) ? this.schema.types[t.base] : undefined;
+    }
+    return all;
   }
 
   private compileElement(name: string, el: ValidatorElement): CompiledElement {
@@ -115,6 +139,7 @@ export class CompiledSchema {
       choice,
       jsonNames,
       primitiveNames,
+      constraints: InvariantChecker.applicable(el.constraint),
     };
     const targets = el.type.flatMap((t) => (t.code === 'Reference' ? (t.targetProfile ?? []) : []));
     const names = targets.map((url) => url.slice(url.lastIndexOf('/') + 1));

@@ -8,3 +8,5 @@ export {
   type ValidateOptions,
   type Validator,
 } from './validator.js';
+export { ProfileValidator, type ProfileValidatorOptions } from './profiles.js';
+export { snapshotElements, type ProfileDefinition, type ProfileElement } from './snapshot.js';

@@ -61,6 +61,9 @@ export const FHIR_PRIMITIVE_TYPES: ReadonlySet<string> = new Set([
   'xhtml',
 ]);
 
+/** hl7.org/fhir/R4/datatypes.html#string: 1 MB, counted in characters (1024 * 1024). */
+const MAX_STRING_LENGTH = 1024 * 1024;
+
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
@@ -131,6 +134,10 @@ export function checkPrimitive(type: string, value: unknown): string | undefined
   }
   if (value.length === 0) {
     return `Invalid empty ${type}: a primitive is either absent or has a value`;
+  }
+  if (value.length > MAX_STRING_LENGTH && type !== 'base64Binary' && type !== 'xhtml') {
+    // datatypes.html#string: "Strings SHALL NOT exceed 1MB in size" (content travels as base64Binary).
+    return `Invalid ${type}: ${value.length} characters, more than the 1 MB a string may hold`;
   }
   switch (type) {
     case 'string':

@@ -3,6 +3,15 @@
  * (getSchema() in Node); any object of this shape works, so the validator stays isomorphic and
  * can run in a browser with a schema fetched or bundled as JSON.
  */
+
+/** An invariant (hl7.org/fhir/R4/conformance-rules.html#constraints): a FHIRPath expression every instance satisfies. */
+export interface ValidatorConstraint {
+  key: string;
+  severity: 'error' | 'warning';
+  human: string;
+  expression: string;
+}
+
 export interface ValidatorElement {
   path: string;
   min: number;
@@ -12,17 +21,33 @@ export interface ValidatorElement {
   /** Allowed types; targetProfile lists the StructureDefinition URLs a Reference may point to. */
   type: { code: string; targetProfile?: string[] }[];
   binding?: { strength: string; valueSet: string };
+  /** The element's own invariants, checked on each of its values. */
+  constraint?: ValidatorConstraint[];
 }
 
 export interface ValidatorType {
   name: string;
   kind: string;
   abstract?: boolean;
+  /** The type it specializes ('DomainResource', 'Quantity'): its invariants apply too. */
+  base?: string;
+  /** Invariants of the type itself, checked on each instance. */
+  constraint?: ValidatorConstraint[];
   elements: Record<string, ValidatorElement>;
+}
+
+/** An extension definition: its value types (none for a complex one) and where it may be used. */
+export interface ValidatorExtension {
+  types: string[];
+  /** Element paths or type names ('Patient', 'Observation.value[x]', 'Element' for anywhere). */
+  contexts: string[];
+  modifier?: boolean;
 }
 
 export interface ValidatorSchema {
   types: Record<string, ValidatorType>;
+  /** Known extension definitions by url; an extension with none is not checked (unless a modifier). */
+  extensions?: Record<string, ValidatorExtension>;
   /** Expansions of required-binding value sets: URL -> ['system|code', ...]. */
   valueSets: Record<string, string[]>;
 }

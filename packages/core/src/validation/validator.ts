@@ -9,7 +9,11 @@
 import type { OperationOutcomeIssue } from '../fhir-types.js';
 import { createIssue, OperationOutcomeError, validationError, type IssueType } from '../outcome.js';
 import { CompiledSchema, type CompiledElement, type CompiledProperty, type CompiledType } from './compile.js';
+import type { InvariantContext } from './invariants.js';
 import { checkPrimitive } from './primitives.js';
+import { noteReference, type ReferenceUse } from './references.js';
+import { checkResourceRules } from './resource-rules.js';
+import { checkTypeRules } from './type-rules.js';
 import type { ValidatorSchema } from './schema.js';
 
 export interface ValidateOptions {
@@ -58,6 +62,10 @@ function referenceType(reference: string): string | undefined {
 /** One validation run: collects issues while walking the resource. */
 class Run {
   readonly issues: OperationOutcomeIssue[] = [];
+  /** The resource being walked and its container, for %resource and %rootResource of invariants. */
+  private context: InvariantContext = { resource: undefined, rootResource: undefined };
+  /** References met so far, for the rules that look across elements (resource-rules.ts). */
+  private readonly references: ReferenceUse[] = [];
 
   constructor(private readonly compiled: CompiledSchema) {}
 
@@ -89,7 +97,11 @@ class Run {
       // dom-2: a contained resource SHALL NOT contain further contained resources.
       this.issue('invariant', 'A contained resource cannot contain other resources (dom-2)', `${path}.contained`);
     }
+    const outer = this.context;
+    this.context = { resource: value, rootResource: contained ? outer.resource : value };
     this.object(value, type, path);
+    checkResourceRules(value, path, this.references, this.issues);
+    this.context = outer;
   }
 
   /** An object of a complex, backbone or resource type. */
@@ -130,6 +142,19 @@ class Run {
     }
     if (type.name === 'Extension') {
       this.extensionContent(obj, type, path);
+    }
+    checkTypeRules(type.name, obj, path, this.issues);
+    this.compiled.extensions.check(obj, type.name, path, this.issues);
+    if (type.constraints) {
+      this.compiled.invariants.check(
+        type.constraints,
+        type.name,
+        type.isResource,
+        obj,
+        this.context,
+        path,
+        this.issues,
+      );
     }
   }
 
@@ -174,6 +199,11 @@ class Run {
 
   private value(value: unknown, property: CompiledProperty, path: string): void {
     const binding = property.element.binding;
+    noteReference(this.references, value, property.type, path, this.context.resource, this.context.rootResource);
+    if (property.element.constraints) {
+      const { constraints } = property.element;
+      this.compiled.invariants.check(constraints, property.type, false, value, this.context, path, this.issues);
+    }
     if (property.primitive) {
       const problem = checkPrimitive(property.type, value);
       if (problem) {

@@ -18,7 +18,7 @@ import {
   type ElementDefinitionJson,
   type StructureDefinitionJson,
 } from './convert.js';
-import type { FhirSchema, OperationDefinitionJson, TypeSchema } from './types.js';
+import type { ExtensionSchema, FhirSchema, OperationDefinitionJson, TypeSchema } from './types.js';
 import {
   expandRequiredBindings,
   RESOURCE_TYPES_SYSTEM,
@@ -27,7 +27,7 @@ import {
 } from './valuesets.js';
 
 /** Bump when the builder's output changes for the same inputs, so stale prebuilt files are ignored. */
-export const SCHEMA_BUILDER_VERSION = 3;
+export const SCHEMA_BUILDER_VERSION = 5;
 
 export interface DefinitionBundle {
   entry?: { resource?: { resourceType?: string } }[];
@@ -40,6 +40,8 @@ export interface SchemaSources {
   profilesResources: DefinitionBundle;
   /** valuesets.json: the R4 ValueSets and CodeSystems. */
   valueSets: TerminologyBundle;
+  /** extension-definitions.json: the R4 extensions. */
+  extensionDefinitions?: DefinitionBundle;
   fingerprint: string;
 }
 
@@ -110,6 +112,7 @@ export function buildSchema(sources: SchemaSources): FhirSchema {
     fingerprint: sources.fingerprint,
     types,
     valueSets: expandRequiredBindings(types, expander),
+    extensions: extensionSchemas(sources.extensionDefinitions),
     operations: operationDefinitions(sources.profilesResources),
   };
 }
@@ -124,4 +127,27 @@ function operationDefinitions(bundle: DefinitionBundle): Record<string, Operatio
     }
   }
   return byId;
+}
+
+/** Value types and contexts of each extension definition, by url. */
+function extensionSchemas(bundle: DefinitionBundle | undefined): Record<string, ExtensionSchema> {
+  const byUrl: Record<string, ExtensionSchema> = {};
+  for (const sd of structureDefinitions(bundle ?? {})) {
+    const json = sd as StructureDefinitionJson & {
+      context?: { type: string; expression: string }[];
+      snapshot?: { element: (ElementDefinitionJson & { isModifier?: boolean })[] };
+    };
+    if (json.type !== 'Extension' || !json.snapshot) {
+      continue;
+    }
+    const elements = json.snapshot.element;
+    const value = elements.find((e) => e.path === 'Extension.value[x]');
+    const types = value && value.max !== '0' ? (value.type ?? []).map((t) => t.code) : [];
+    const extension: ExtensionSchema = { types, contexts: (json.context ?? []).map((c) => c.expression) };
+    if (elements[0]?.isModifier) {
+      extension.modifier = true;
+    }
+    byUrl[json.url] = extension;
+  }
+  return byUrl;
 }

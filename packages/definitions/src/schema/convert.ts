@@ -3,7 +3,7 @@
  * One StructureDefinition yields its own type plus one 'backbone' type per nested element that
  * has children (BackboneElement, or Element inside data types such as Timing.repeat).
  */
-import type { ElementSchema, ElementType, TypeKind, TypeSchema } from './types.js';
+import type { ConstraintSchema, ElementSchema, ElementType, TypeKind, TypeSchema } from './types.js';
 
 export interface ElementDefinitionJson {
   id?: string;
@@ -21,6 +21,7 @@ export interface ElementDefinitionJson {
   isSummary?: boolean;
   isModifier?: boolean;
   binding?: { strength: ElementBindingStrength; valueSet?: string };
+  constraint?: { key: string; severity: string; human: string; expression?: string; source?: string }[];
 }
 
 type ElementBindingStrength = 'required' | 'extensible' | 'preferred' | 'example';
@@ -89,8 +90,26 @@ function parentPath(path: string): string {
   return path.slice(0, path.lastIndexOf('.'));
 }
 
+/**
+ * The invariants an element definition adds itself: those with another definition as their
+ * `source` (ele-1 of Element, ext-1 of Extension, dom-* of DomainResource copied into every
+ * snapshot) belong to that definition's type and are kept there once.
+ */
+export function ownConstraints(el: ElementDefinitionJson, url?: string): ConstraintSchema[] | undefined {
+  const own = (el.constraint ?? []).filter((c) => c.expression && (!c.source || c.source === url));
+  if (own.length === 0) {
+    return undefined;
+  }
+  return own.map((c) => ({
+    key: c.key,
+    severity: c.severity === 'warning' ? 'warning' : 'error',
+    human: c.human,
+    expression: c.expression as string,
+  }));
+}
+
 /** The compact form of one element; `backbone` is the name of the nested type it introduces, if any. */
-export function convertElement(el: ElementDefinitionJson, backbone?: string): ElementSchema {
+export function convertElement(el: ElementDefinitionJson, backbone?: string, url?: string): ElementSchema {
   const max = el.max ?? '1';
   const baseMax = el.base?.max ?? max;
   const out: ElementSchema = {
@@ -120,6 +139,10 @@ export function convertElement(el: ElementDefinitionJson, backbone?: string): El
   }
   if (el.binding?.valueSet) {
     out.binding = { strength: el.binding.strength, valueSet: stripVersion(el.binding.valueSet) };
+  }
+  const constraint = ownConstraints(el, url);
+  if (constraint) {
+    out.constraint = constraint;
   }
   return out;
 }
@@ -166,7 +189,7 @@ export function convertElements(
       types[backbone] = nested;
       owners.set(backbone, nested);
     }
-    owner.elements[lastSegment(el.path)] = convertElement(el, backbone);
+    owner.elements[lastSegment(el.path)] = convertElement(el, backbone, root.url);
   }
 }
 
@@ -182,6 +205,10 @@ export function convertStructureDefinition(sd: StructureDefinitionJson, types: R
   }
   root.url = sd.url;
   let elements = sd.snapshot?.element ?? [];
+  const rootConstraints = elements[0]?.path === sd.type ? ownConstraints(elements[0], sd.url) : undefined;
+  if (rootConstraints) {
+    root.constraint = rootConstraints;
+  }
   if (sd.kind === 'primitive-type') {
     // The primitive's own 'value' is the JSON value itself; only id and extension remain (for `_x`).
     elements = elements.filter((e) => e.path !== `${sd.type}.value`);

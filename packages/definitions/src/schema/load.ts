@@ -42,6 +42,7 @@ export function buildSchemaFromFiles(): FhirSchema {
     profilesTypes: readJson(join(dir, 'profiles-types.json')),
     profilesResources: readJson(join(dir, 'profiles-resources.json')),
     valueSets: readJson(join(dir, 'valuesets.json')),
+    extensionDefinitions: readJson(join(dir, 'extension-definitions.json')),
     fingerprint: schemaFingerprint(),
   });
 }

@@ -26,6 +26,17 @@ export interface ElementBinding {
   valueSet: string;
 }
 
+/**
+ * An invariant of an element or type (hl7.org/fhir/R4/conformance-rules.html#constraints): a
+ * FHIRPath expression that is true for every conformant instance.
+ */
+export interface ConstraintSchema {
+  key: string;
+  severity: 'error' | 'warning';
+  human: string;
+  expression: string;
+}
+
 export interface ElementSchema {
   /** Full path as in the StructureDefinition: 'Observation.value[x]', 'Patient.contact.name'. */
   path: string;
@@ -41,6 +52,8 @@ export interface ElementSchema {
   /** For elements defined by reference to another, e.g. '#Questionnaire.item'. */
   contentReference?: string;
   binding?: ElementBinding;
+  /** The element's own invariants (inherited ones such as ele-1 stay with the type that defines them). */
+  constraint?: ConstraintSchema[];
 }
 
 export interface TypeSchema {
@@ -53,8 +66,22 @@ export interface TypeSchema {
   url?: string;
   /** True for Hearth's own platform types. */
   platform?: boolean;
+  /** Invariants of the type's root element that the type itself defines (not its base's). */
+  constraint?: ConstraintSchema[];
   /** Elements keyed by their name as written in the definition ('gender', 'value[x]'). */
   elements: Record<string, ElementSchema>;
+}
+
+/**
+ * What the validator needs of an extension definition (hl7.org/fhir/R4/extensibility.html): the
+ * value types it allows (none: a complex extension, its content is nested extensions) and the
+ * contexts it may be used in (element paths or type names, 'Element' for anywhere).
+ */
+export interface ExtensionSchema {
+  types: string[];
+  contexts: string[];
+  /** Whether it is a modifier extension (Extension.isModifier of the definition's root). */
+  modifier?: boolean;
 }
 
 export interface FhirSchema {
@@ -69,6 +96,8 @@ export interface FhirSchema {
    * code system like UCUM or BCP-13) is absent, and the binding is then not checked.
    */
   valueSets: Record<string, string[]>;
+  /** The R4 extension definitions (extension-definitions.json), by canonical URL. */
+  extensions?: Record<string, ExtensionSchema>;
   /** The specification's OperationDefinitions (hl7.org/fhir/R4/operationslist.html), by id (`ValueSet-expand`). */
   operations: Record<string, OperationDefinitionJson>;
 }

@@ -35,16 +35,17 @@ export function textSearchParam(codes: Set<string>): string {
 export function ReferenceInput(props: ReferenceInputProps): ReactNode {
   const { label, value, onChange, error, required, placeholder, name } = props;
   const client = useHearth();
-  const metadata = useMetadata();
+  const base = useMetadata();
   const types = useMemo(
-    () => (props.targetTypes?.length ? props.targetTypes : metadata ? getResourceTypes(metadata) : []),
-    [props.targetTypes, metadata],
+    () => (props.targetTypes?.length ? props.targetTypes : base ? getResourceTypes(base) : []),
+    [props.targetTypes, base],
   );
   // Any type allowed: start with Patient, the usual target, rather than the alphabet's first.
   const firstType = types.includes('Patient') ? 'Patient' : (types[0] ?? 'Patient');
   const [targetType, setTargetType] = useState<string>(value?.reference?.split('/')[0] ?? firstType);
   const [search, setSearch] = useState('');
   const [debounced] = useDebouncedValue(search, 250);
+  const metadata = useMetadata(targetType);
   const [found, setFound] = useState<Resource[]>([]);
   const [loading, setLoading] = useState(false);
 

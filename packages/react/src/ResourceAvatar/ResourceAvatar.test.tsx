@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 import { screen, waitFor } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { mockClient, renderWithHearth } from '../test/render.js';
+import { bundle, mockClient, renderWithHearth } from '../test/render.js';
 import { ResourceAvatar } from './ResourceAvatar.js';
 
 describe('ResourceAvatar', () => {
@@ -33,14 +33,14 @@ describe('ResourceAvatar', () => {
   });
 
   it('shows initials for a reference it reads, and a name for screen readers', async () => {
-    const { client } = mockClient({
-      'GET /fhir/R4/Practitioner/d1': () => ({
-        resourceType: 'Practitioner',
-        id: 'd1',
-        name: [{ given: ['Grace'], family: 'Hopper' }],
-      }),
+    // References on a page are resolved together: one _id search per type.
+    const { client, requests } = mockClient({
+      'GET /fhir/R4/Practitioner': () =>
+        bundle([{ resourceType: 'Practitioner', id: 'd1', name: [{ given: ['Grace'], family: 'Hopper' }] }]),
     });
     renderWithHearth(<ResourceAvatar value={{ reference: 'Practitioner/d1' }} />, client);
     expect(await screen.findByText('GH')).toBeTruthy();
+    expect(screen.getByTitle('Grace Hopper')).toBeTruthy();
+    expect(requests.map((r) => r.url.searchParams.get('_id'))).toEqual(['d1']);
   });
 });

@@ -2,7 +2,7 @@ import { Avatar, type AvatarProps } from '@mantine/core';
 import { getDisplayString, type Attachment, type Reference, type Resource } from '@hearth/core';
 import { useEffect, useState, type ReactNode } from 'react';
 import { useHearth } from '../provider/HearthProvider.js';
-import { useResource } from '../provider/hooks.js';
+import { useReferenced, useResource } from '../provider/hooks.js';
 
 export interface ResourceAvatarProps extends Omit<AvatarProps, 'src' | 'alt'> {
   value?: Resource | Reference | string;
@@ -10,7 +10,10 @@ export interface ResourceAvatarProps extends Omit<AvatarProps, 'src' | 'alt'> {
 
 /** Initials or photo (Patient.photo, Practitioner.photo) of a resource, with its name as alt text. */
 export function ResourceAvatar({ value, ...rest }: ResourceAvatarProps): ReactNode {
-  const { data } = useResource(value);
+  // A reference is resolved with the others on the page (one search per type); a string is read.
+  const byString = useResource(typeof value === 'string' ? value : undefined);
+  const byReference = useReferenced(typeof value === 'string' ? undefined : value);
+  const data = typeof value === 'string' ? byString.data : byReference.data;
   const name: string = data
     ? getDisplayString(data)
     : typeof value === 'object' && 'display' in value && typeof value.display === 'string'
@@ -48,7 +51,7 @@ export function ResourceAvatar({ value, ...rest }: ResourceAvatarProps): ReactNo
     .map((w: string) => w[0].toUpperCase())
     .join('');
   return (
-    <Avatar src={src} alt={name || 'resource'} radius="xl" color="blue" {...rest}>
+    <Avatar src={src} alt={name || 'resource'} radius="xl" color="blue.9" variant="filled" {...rest}>
       {initials || '?'}
     </Avatar>
   );

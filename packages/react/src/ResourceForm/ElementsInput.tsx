@@ -3,7 +3,8 @@ import { useState, type ReactNode } from 'react';
 import { choiceBase, choiceProperty, type UiElement, type UiTypeSchema } from '../provider/metadata.js';
 import { issuesAt } from '../util/outcome.js';
 import { humanize, isBlank } from '../util/values.js';
-import { HIDDEN_ELEMENTS, useFormContext } from './context.js';
+import { useFormContext } from './context.js';
+import { orderElements } from './element-order.js';
 import { ValueInput, type NestedInputProps } from './ValueInput.js';
 
 type Path = readonly (string | number)[];
@@ -19,11 +20,13 @@ export interface ElementsInputProps {
   exclude?: string[];
 }
 
-/** Every element of a type, in definition order: plain, repeating, or a choice of types. */
+/**
+ * Every element of a type in the order a person fills them (element-order.ts): plain, repeating,
+ * or a choice of types; on a resource's form the technical elements fold under "More".
+ */
 export function ElementsInput({ schema, value, onChange, path, depth, exclude }: ElementsInputProps): ReactNode {
-  const entries = Object.entries(schema.elements).filter(
-    ([key]) => !HIDDEN_ELEMENTS.has(key) && !exclude?.includes(key) && !(schema.kind !== 'resource' && key === 'id'),
-  );
+  const { main, more, open } = orderElements(schema, { exclude });
+  const [showMore, setShowMore] = useState(() => more.some(([key]) => value?.[key] !== undefined));
   const set = (key: string, v: unknown) => {
     const next = { ...value };
     if (v === undefined) {
@@ -33,43 +36,61 @@ export function ElementsInput({ schema, value, onChange, path, depth, exclude }:
     }
     onChange(next);
   };
+  const input = ([key, element]: [string, UiElement]) =>
+    key.endsWith('[x]') ? (
+      <ChoiceInput key={key} name={key} element={element} value={value} onChange={onChange} path={path} depth={depth} />
+    ) : element.isArray ? (
+      <ArrayInput
+        key={key}
+        name={key}
+        element={element}
+        value={value?.[key] as unknown[] | undefined}
+        onChange={(v) => set(key, v)}
+        path={[...path, key]}
+        depth={depth}
+        startOpen={open.has(key)}
+      />
+    ) : (
+      <ValueInput
+        key={key}
+        name={key}
+        label={humanize(key)}
+        element={element}
+        typeCode={element.type[0]?.code ?? 'string'}
+        value={value?.[key]}
+        onChange={(v) => set(key, v)}
+        path={[...path, key]}
+        depth={depth}
+        Nested={NestedInput}
+      />
+    );
+  const moreId = `more-${path.join('-') || schema.name}`;
   return (
     <Stack gap="sm">
-      {entries.map(([key, element]) =>
-        key.endsWith('[x]') ? (
-          <ChoiceInput
-            key={key}
-            name={key}
-            element={element}
-            value={value}
-            onChange={onChange}
-            path={path}
-            depth={depth}
-          />
-        ) : element.isArray ? (
-          <ArrayInput
-            key={key}
-            name={key}
-            element={element}
-            value={value?.[key] as unknown[] | undefined}
-            onChange={(v) => set(key, v)}
-            path={[...path, key]}
-            depth={depth}
-          />
-        ) : (
-          <ValueInput
-            key={key}
-            name={key}
-            label={humanize(key)}
-            element={element}
-            typeCode={element.type[0]?.code ?? 'string'}
-            value={value?.[key]}
-            onChange={(v) => set(key, v)}
-            path={[...path, key]}
-            depth={depth}
-            Nested={NestedInput}
-          />
-        ),
+      {main.map(input)}
+      {more.length > 0 && (
+        <>
+          <Group gap="xs">
+            <Button
+              variant="subtle"
+              size="compact-sm"
+              aria-expanded={showMore}
+              aria-controls={moreId}
+              aria-describedby={`${moreId}-list`}
+              onClick={() => setShowMore((v) => !v)}
+            >
+              {showMore ? 'Fewer elements' : 'More elements'}
+            </Button>
+            <Text size="xs" c="dimmed" id={`${moreId}-list`}>
+              {more.map(([key]) => humanize(key).toLowerCase()).join(', ')}
+            </Text>
+          </Group>
+          {showMore && (
+            <Stack gap="sm" id={moreId} role="group" aria-label="More elements">
+              {more.map(input)}
+            </Stack>
+          )}
+        </>
       )}
     </Stack>
   );
@@ -82,15 +103,18 @@ interface ArrayInputProps {
   onChange: (value: unknown[] | undefined) => void;
   path: Path;
   depth: number;
+  /** With no value yet, show one empty entry (not stored until something is typed into it). */
+  startOpen?: boolean;
 }
 
 /** A repeating element: each item with a remove button, and an add button. */
-function ArrayInput({ name, element, value, onChange, path, depth }: ArrayInputProps): ReactNode {
+function ArrayInput({ name, element, value, onChange, path, depth, startOpen }: ArrayInputProps): ReactNode {
   const { issues } = useFormContext();
-  const items = value ?? [];
+  const typeCode = element.type[0]?.code ?? 'string';
+  const [placeholder, setPlaceholder] = useState(startOpen && !value?.length);
+  const items = value?.length ? value : placeholder ? [isPrimitiveCode(typeCode) ? '' : {}] : [];
   const label = humanize(name);
   const errors = issuesAt(issues, path);
-  const typeCode = element.type[0]?.code ?? 'string';
   const update = (next: unknown[]) => onChange(next.length ? next : undefined);
   return (
     <Stack gap={4} role="group" aria-label={label}>
@@ -114,7 +138,10 @@ function ArrayInput({ name, element, value, onChange, path, depth }: ArrayInputP
             color="red"
             mt={24}
             aria-label={`Remove ${label} ${index + 1}`}
-            onClick={() => update(items.filter((_, i) => i !== index))}
+            onClick={() => {
+              setPlaceholder(false);
+              update(items.filter((_, i) => i !== index));
+            }}
           >
             ×
           </ActionIcon>

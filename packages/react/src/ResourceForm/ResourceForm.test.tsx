@@ -8,22 +8,20 @@ import { bundle, mockClient, renderWithHearth } from '../test/render.js';
 import { ResourceForm } from './ResourceForm.js';
 
 describe('ResourceForm', () => {
-  it('builds a Patient from generated fields: arrays, nested names, codes and choice types', async () => {
+  it('builds a Patient from generated fields: the name open first, nested names, codes and choice types', async () => {
     const user = userEvent.setup({ delay: null });
     const { client } = mockClient({});
     const onSubmit = vi.fn();
     renderWithHearth(<ResourceForm defaultValue={{ resourceType: 'Patient' }} onSubmit={onSubmit} />, client);
 
-    await user.click(screen.getByRole('button', { name: 'Add name' }));
+    // The name opens with one empty entry, given names first.
     const name = screen.getAllByRole('group', { name: 'Name' })[0];
-    await user.type(within(name).getByLabelText('Family'), 'Smith');
-    await user.click(within(name).getByRole('button', { name: 'Add given' }));
     await user.type(within(name).getByRole('textbox', { name: 'Given' }), 'Alice');
+    await user.type(within(name).getByLabelText('Family'), 'Smith');
     await user.type(screen.getByLabelText('Birth date'), '1980-02-03');
     await user.click(screen.getByLabelText('Active'));
     await user.click(screen.getByRole('textbox', { name: 'Gender' }));
     await user.click(await screen.findByRole('option', { name: 'female' }));
-    // deceased[x]: switch the type to dateTime... and back to boolean, leaving nothing behind.
     await user.click(screen.getByRole('button', { name: 'Save' }));
 
     await waitFor(() => expect(onSubmit).toHaveBeenCalled());
@@ -34,6 +32,49 @@ describe('ResourceForm', () => {
       gender: 'female',
       birthDate: '1980-02-03',
     });
+  });
+
+  it('orders a Patient form for people: name, birth date, gender, identifier first; technical elements under More', async () => {
+    const user = userEvent.setup({ delay: null });
+    const { client } = mockClient({});
+    renderWithHearth(<ResourceForm defaultValue={{ resourceType: 'Patient' }} onSubmit={vi.fn()} />, client);
+    const form = screen.getByRole('form', { name: 'Patient form' });
+    // The order of the first labelled controls (a repeating element is a group named by it).
+    const labels = [...form.querySelectorAll('[role=group][aria-label], label')]
+      .map((e) => e.getAttribute('aria-label') ?? e.textContent?.replace(/\s*\*$/, ''))
+      .filter((l): l is string => !!l);
+    const firstOf = (l: string) => labels.indexOf(l);
+    expect(firstOf('Name')).toBeGreaterThanOrEqual(0);
+    expect(firstOf('Name')).toBeLessThan(firstOf('Birth date'));
+    expect(firstOf('Birth date')).toBeLessThan(firstOf('Gender'));
+    expect(firstOf('Gender')).toBeLessThan(firstOf('Identifier'));
+    expect(firstOf('Identifier')).toBeLessThan(firstOf('Telecom'));
+    expect(firstOf('Telecom')).toBeLessThan(firstOf('Address'));
+    // Language, contained resources and extensions wait behind "More".
+    expect(screen.queryByLabelText('Language')).toBeNull();
+    const more = screen.getByRole('button', { name: 'More elements' });
+    expect(more.getAttribute('aria-describedby')).toBeTruthy();
+    expect(more.getAttribute('aria-expanded')).toBe('false');
+    await user.click(more);
+    const group = screen.getByRole('group', { name: 'More elements' });
+    expect(within(group).getByRole('textbox', { name: 'Language' })).toBeTruthy();
+    expect(within(group).getByRole('group', { name: 'Extension' })).toBeTruthy();
+  });
+
+  it('puts required elements, then summary elements, first on a form without a curated order', async () => {
+    const { client } = mockClient({});
+    // Account: 'status' is required (1..1); 'identifier' .. 'description' are in the summary set; 'guarantor' is not.
+    renderWithHearth(<ResourceForm defaultValue={{ resourceType: 'Account' }} onSubmit={vi.fn()} />, client);
+    const form = screen.getByRole('form', { name: 'Account form' });
+    const text = (form.textContent ?? '').toLowerCase();
+    const at = (label: string) => {
+      const i = text.indexOf(label);
+      expect(i, label).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    expect(at('status')).toBeLessThan(at('identifier'));
+    expect(at('description')).toBeLessThan(at('guarantor'));
+    expect(at('guarantor')).toBeLessThan(at('part of'));
   });
 
   it('edits a choice element under the property of the chosen type', async () => {

@@ -32,8 +32,8 @@ export function ResourceForm({
   outcome,
   submitLabel = 'Save',
 }: ResourceFormProps): ReactNode {
-  const metadata = useMetadata();
   const [value, setValue] = useState<Resource>(defaultValue);
+  const metadata = useMetadata(value.resourceType);
   const { busy, error: failure, setError: setFailure, submit } = useAction();
   const shown = failure instanceof OperationOutcomeError ? failure.outcome : outcome;
   const issues = useMemo(() => issuesByPath(shown, value.resourceType), [shown, value.resourceType]);

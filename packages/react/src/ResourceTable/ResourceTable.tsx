@@ -18,8 +18,8 @@ export interface ResourceTableProps {
 
 /** A read-only view of a resource: each element that has a value, in definition order. */
 export function ResourceTable({ value, showEmpty = false }: ResourceTableProps): ReactNode {
-  const metadata = useMetadata();
   const { data: resource, error, loading } = useResource(value);
+  const metadata = useMetadata(resource?.resourceType);
   if (error) {
     return <OperationOutcomeAlert error={error} />;
   }
@@ -80,7 +80,7 @@ function Cell({ value }: { value: unknown }): ReactNode {
     ));
   }
   if (value && typeof value === 'object' && 'reference' in value) {
-    return <ResourceBadge value={value as Reference} avatar={false} />;
+    return <ResourceBadge value={value as Reference} avatar={false} showId />;
   }
   const text = formatValue(value);
   return (

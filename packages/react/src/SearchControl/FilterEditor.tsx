@@ -144,7 +144,7 @@ function FilterValueInput(props: {
   onChange: (value: string) => void;
 }): ReactNode {
   const { param, index, operator, value, onChange } = props;
-  const metadata = useMetadata();
+  const metadata = useMetadata(props.resourceType);
   const label = `Filter ${index + 1} value`;
   if (operator === Operator.MISSING) {
     return (

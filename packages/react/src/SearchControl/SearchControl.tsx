@@ -29,7 +29,7 @@ import { useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { useHearth } from '../provider/HearthProvider.js';
 import { useAsync, useSearchParams } from '../provider/hooks.js';
-import { searchParamValue } from '../util/format.js';
+import { ParamCell } from './ParamCell.js';
 import { FilterEditor } from './FilterEditor.js';
 import { operatorLabel } from './operators.js';
 
@@ -264,7 +264,7 @@ export function SearchControl(props: SearchControlProps): ReactNode {
                 )}
                 {columns.map((code) => (
                   <Table.Td key={code}>
-                    {searchParamValue(resource, params.find((p) => p.code === code)?.expression)}
+                    <ParamCell resource={resource} expression={params.find((p) => p.code === code)?.expression} />
                   </Table.Td>
                 ))}
               </Table.Tr>

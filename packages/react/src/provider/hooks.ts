@@ -10,7 +10,7 @@ import {
   type Resource,
 } from '@hearth/core';
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { useHearth, useHearthContext } from './HearthProvider.js';
+import { useHearth, useHearthContext, useMetadata } from './HearthProvider.js';
 import { getSearchParams, type SearchParamInfo } from './metadata.js';
 
 export interface AsyncState<T> {
@@ -63,6 +63,22 @@ export function useResource<T extends Resource = Resource>(value: Reference | T 
   }
   const state = useAsync<T>(
     reference && !reference.startsWith('#') ? () => client.readReference({ reference }) as Promise<T> : undefined,
+    reference ?? '',
+  );
+  return given ? { data: given, error: undefined, loading: false, reload: state.reload } : state;
+}
+
+/**
+ * The resource a reference points to, for showing its name: references asked for together go out
+ * as one search per type and answers are kept a minute (see ReferenceBatcher). A resource given
+ * as such is returned as is.
+ */
+export function useReferenced(value: Reference | Resource | undefined): AsyncState<Resource | undefined> {
+  const { references } = useHearthContext();
+  const reference = isReference(value) ? value.reference : undefined;
+  const given = value && !isReference(value) && (value as Resource).resourceType ? (value as Resource) : undefined;
+  const state = useAsync<Resource | undefined>(
+    reference && !reference.startsWith('#') ? () => references.load(reference) : undefined,
     reference ?? '',
   );
   return given ? { data: given, error: undefined, loading: false, reload: state.reload } : state;
@@ -129,7 +145,8 @@ function loadServerParams(client: HearthClient, key: string): Promise<ServerPara
  * the server states, such as the project's own SearchParameters.
  */
 export function useSearchParams(resourceType: string): SearchParamInfo[] {
-  const { client, metadata, profile } = useHearthContext();
+  const { client, profile } = useHearthContext();
+  const metadata = useMetadata(resourceType);
   const [server, setServer] = useState<ServerParams>({});
   const key = profile ? `${profile.resourceType}/${profile.id}` : '';
   useEffect(() => {

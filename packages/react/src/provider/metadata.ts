@@ -42,10 +42,51 @@ export interface UiMetadata {
   valueSets: Record<string, string[]>;
   /** Search parameters by resource type; '*' holds those of every resource. */
   searchParams: Record<string, SearchParamInfo[]>;
+  /** Every concrete resource type, when the types themselves are loaded one by one. */
+  resourceTypes?: string[];
+  /**
+   * The Patient compartment's member types (hl7.org/fhir/R4/compartmentdefinition-patient.html),
+   * each with the date search parameter that orders it in time and that parameter's expression;
+   * none for a type without a clinical date.
+   */
+  patientCompartment?: Record<string, { date?: string; expression?: string }>;
+}
+
+/** What one resource type adds to the metadata: its types, value sets and search parameters. */
+export type UiMetadataPart = Pick<UiMetadata, 'types' | 'valueSets' | 'searchParams'>;
+
+/** Metadata loaded in parts: the data types first, then each resource type on first use. */
+export interface UiMetadataSource {
+  loadBase: () => Promise<UiMetadata>;
+  /** Undefined for a type it does not know. */
+  loadType: (resourceType: string) => Promise<UiMetadataPart> | undefined;
+}
+
+/** The metadata with one more part merged in. */
+export function mergeMetadata(metadata: UiMetadata, part: UiMetadataPart): UiMetadata {
+  return {
+    ...metadata,
+    types: { ...metadata.types, ...part.types },
+    valueSets: { ...metadata.valueSets, ...part.valueSets },
+    searchParams: { ...metadata.searchParams, ...part.searchParams },
+  };
+}
+
+/** Whether the metadata holds a resource type's own definitions (not only its name). */
+export function hasTypeLoaded(metadata: UiMetadata, resourceType: string): boolean {
+  return !!metadata.types[resourceType];
+}
+
+/** Whether the resource type exists at all (loaded or not). */
+export function isKnownResourceType(metadata: UiMetadata, resourceType: string): boolean {
+  return metadata.resourceTypes ? metadata.resourceTypes.includes(resourceType) : !!metadata.types[resourceType];
 }
 
 /** Every concrete resource type, sorted. */
 export function getResourceTypes(metadata: UiMetadata): string[] {
+  if (metadata.resourceTypes) {
+    return metadata.resourceTypes;
+  }
   return Object.values(metadata.types)
     .filter((t) => t.kind === 'resource' && t.name !== 'Resource' && t.name !== 'DomainResource')
     .map((t) => t.name)

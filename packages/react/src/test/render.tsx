@@ -4,7 +4,7 @@
  */
 import { MantineProvider } from '@mantine/core';
 import { HearthClient, MemoryStorage } from '@hearth/core';
-import { cleanup, render, type RenderResult } from '@testing-library/react';
+import { cleanup, configure, render, type RenderResult } from '@testing-library/react';
 import { afterEach } from 'vitest';
 import type { ReactElement } from 'react';
 import { HearthProvider } from '../provider/HearthProvider.js';
@@ -44,6 +44,10 @@ if (typeof window !== 'undefined') {
 }
 
 afterEach(cleanup);
+
+// findBy*/waitFor give up after 1 s by default; with two test workers and PostgreSQL-backed suites
+// beside them, a first render (Mantine, the metadata) can take longer than that in CI.
+configure({ asyncUtilTimeout: 5000 });
 
 let metadata: UiMetadata | undefined;
 export function testMetadata(): UiMetadata {

@@ -1,5 +1,4 @@
 import {
-  evalFhirPath,
   formatAddress,
   formatCodeableConcept,
   formatCoding,
@@ -20,6 +19,9 @@ import {
   type Range,
   type Resource,
 } from '@hearth/core';
+
+import type { FhirPathEngine } from './fhirpath-lazy.js';
+import { evalSimplePath } from './simple-path.js';
 
 type Obj = Record<string, unknown>;
 
@@ -85,16 +87,32 @@ export function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The values a search parameter's expression finds in a resource, as text. */
-export function searchParamValue(resource: Resource, expression: string | undefined): string {
+/**
+ * The values a search parameter's expression finds in a resource: plain paths at once, anything
+ * else with the FHIRPath engine when given; undefined when the engine is needed and not given.
+ */
+export function valuesOf(
+  resource: Resource,
+  expression: string | undefined,
+  engine?: FhirPathEngine,
+): unknown[] | undefined {
   if (!expression) {
-    return '';
+    return [];
   }
-  // 'Resource.id' names the base type; fhirpath selects by the actual type.
+  // 'Resource.id' names the base type; the values are read from the actual type.
   const e = expression.replace(/(^|\|\s*)\(?\s*(Resource|DomainResource)\./g, `$1${resource.resourceType}.`);
-  try {
-    return formatValue(evalFhirPath(e, resource));
-  } catch {
-    return '';
+  const simple = evalSimplePath(e, resource);
+  if (simple || !engine) {
+    return simple;
   }
+  try {
+    return engine(e, resource);
+  } catch {
+    return [];
+  }
+}
+
+/** The values a search parameter's expression finds in a resource, as text ('' until the engine is there). */
+export function searchParamValue(resource: Resource, expression: string | undefined, engine?: FhirPathEngine): string {
+  return formatValue(valuesOf(resource, expression, engine) ?? []);
 }

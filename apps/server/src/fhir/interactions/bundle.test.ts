@@ -372,8 +372,10 @@ describe('transaction', () => {
       `transaction import (in-process, sequential): ${Math.round((150 * rounds) / seconds)} resources/s, ` +
         `${large} queries per 150-entry transaction (${small} for 10 entries)`,
     );
-    // Creates go to the database in multi-row statements, never one round trip per entry.
-    expect(large).toBeLessThan(small + 10);
+    // Creates go to the database in multi-row statements, never one round trip per entry (that
+    // would be 140 more). The margin covers the access trail's writer, which flushes its buffer on
+    // the same pool now and then while the five transactions run.
+    expect(large).toBeLessThan(small + 20);
   });
 });
 

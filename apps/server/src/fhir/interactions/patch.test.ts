@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/app.js';
+import { createValidator } from '../../resources/definitions.js';
 import { loadFhirPatchCases, PATCH_SUITE_DIR } from '../../test/fhir-xml.js';
 
 const FHIR = 'application/fhir+json';
@@ -156,7 +157,11 @@ describe('PATCH', () => {
 describe.skipIf(!existsSync(`${PATCH_SUITE_DIR}/fhir-patch-tests.xml`))('FHIRPath Patch suite over HTTP', () => {
   it('gives the expected resource for every case of HL7 fhir-test-cases r4/patch', async () => {
     const cases = loadFhirPatchCases();
+    // A few cases' expected outputs break an R4 invariant (e.g. a Patient.contact left with no
+    // details, pat-1): the server refuses to store such a result, as it would any invalid resource.
+    const validator = createValidator();
     let passed = 0;
+    let refused = 0;
     for (const [i, c] of cases.entries()) {
       const id = `fhirpatch-case-${i}`;
       const put = await t.app.inject({
@@ -167,16 +172,23 @@ describe.skipIf(!existsSync(`${PATCH_SUITE_DIR}/fhir-patch-tests.xml`))('FHIRPat
       });
       expect(put.statusCode, c.name).toBe(201);
       const res = await patch(`/fhir/R4/Patient/${id}`, c.diff, FHIR);
+      const invalidOutput =
+        !c.error && !!c.output && validator.validate({ ...c.output, id }).some((issue) => issue.severity === 'error');
       if (c.error) {
         expect(res.statusCode, c.name).toBe(422);
         expect(res.json().resourceType).toBe('OperationOutcome');
+      } else if (invalidOutput) {
+        expect(res.statusCode, `${c.name}: ${res.body}`).toBe(400);
+        expect(res.json().issue[0].code).toBe('invariant');
+        refused++;
       } else {
-        expect(res.statusCode, c.name).toBe(200);
+        expect(res.statusCode, `${c.name}: ${res.body}`).toBe(200);
         const { meta: _meta, ...body } = res.json();
         expect(body, c.name).toEqual({ ...c.output, id });
       }
       passed++;
     }
-    console.log(`FHIRPath Patch over HTTP: ${passed}/${cases.length} cases`);
+    console.log(`FHIRPath Patch over HTTP: ${passed}/${cases.length} cases (${refused} refused: invalid result)`);
+    expect(refused).toBeLessThan(5);
   });
 });

@@ -5,8 +5,9 @@ import type { SearchIndexer, StoredVersion } from '../../storage/types.js';
 import { storedCompartments } from '../compartments.js';
 import type { SearchParamRegistry } from '../registry/project-params.js';
 import { extractRows } from './extract.js';
-import { KINDS, type IndexRow, type Kind, type RowSet } from './rows.js';
-import { indexRowParts, writeIndexRows, type IndexEntry } from './writer.js';
+import { rowChanges } from './row-changes.js';
+import type { RowSet } from './rows.js';
+import { indexRowParts, writeIndexRows, type IndexEntry, type RowChanges } from './writer.js';
 
 export interface IndexerOptions {
   registry: SearchParamRegistry;
@@ -58,7 +59,7 @@ export class Indexer implements SearchIndexer {
         projectId: v.projectId,
         rows,
         replace: v.versionId > 1,
-        kinds: rows && v.replaces ? this.changedKinds(v.replaces, rows, v.projectId) : undefined,
+        changes: rows && v.replaces ? this.changedRows(v.replaces, rows, v.projectId) : undefined,
       };
     });
     await writeIndexRows(client, entries);
@@ -69,6 +70,26 @@ export class Indexer implements SearchIndexer {
       // Existing resources: in the write's transaction, unless a background job does it after the commit.
       if (!this.reindexInBackground) await this.reindex(client, projectId, [...types]);
     }
+  }
+
+  /**
+   * Rewrites every index row of each version, whatever its versionId (index() trusts a first
+   * version to have none yet): for reindexing resources whose rows may be stale or missing.
+   */
+  async replaceRows(client: PoolClient, versions: StoredVersion[]): Promise<void> {
+    for (const projectId of new Set(versions.map((v) => v.projectId))) {
+      await this.options.registry.ensure(client, projectId);
+    }
+    await writeIndexRows(
+      client,
+      versions.map((v) => ({
+        resourceType: v.resourceType,
+        id: v.id,
+        projectId: v.projectId,
+        rows: v.deleted || !v.resource ? undefined : this.rowsOf(v.resource, v.projectId),
+        replace: true,
+      })),
+    );
   }
 
   async newResourceParts(
@@ -105,22 +126,22 @@ export class Indexer implements SearchIndexer {
     }
     await this.options.registry.ensure(db, version.projectId);
     const rows = this.rowsOf(version.resource, version.projectId);
-    const kinds = this.changedKinds(version.replaces, rows, version.projectId);
     const entry = {
       resourceType: version.resourceType,
       id: version.id,
       projectId: version.projectId,
       rows,
       replace: true,
+      changes: this.changedRows(version.replaces, rows, version.projectId),
     };
-    return indexRowParts([{ ...entry, kinds }], param, guard);
+    return indexRowParts([entry], param, guard);
   }
 
   /**
-   * The kinds whose rows differ from those of the replaced version (stored JSON), or undefined to
+   * The rows that differ from those of the replaced version (stored JSON), or undefined to
    * replace them all (contained resources: their rows are keyed by owner, not by kind).
    */
-  private changedKinds(previousContent: string, rows: RowSet, projectId: string): Kind[] | undefined {
+  private changedRows(previousContent: string, rows: RowSet, projectId: string): RowChanges | undefined {
     let previous: RowSet;
     try {
       previous = this.rowsOf(JSON.parse(previousContent) as Resource, projectId);
@@ -130,7 +151,7 @@ export class Indexer implements SearchIndexer {
     if (rows.contained?.length || previous.contained?.length) {
       return undefined;
     }
-    return KINDS.filter((kind) => !sameRows(previous[kind], rows[kind]));
+    return rowChanges(previous, rows);
   }
 
   /**
@@ -177,24 +198,4 @@ export class Indexer implements SearchIndexer {
     );
     return { count: rows.length, last: rows[rows.length - 1].id };
   }
-}
-
-/** Same rows in the same order, as the writer would store them. */
-function sameRows(a: IndexRow[], b: IndexRow[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i];
-    const y = b[i];
-    if (
-      x.code !== y.code ||
-      x.grp !== y.grp ||
-      (x.isMin ?? true) !== (y.isMin ?? true) ||
-      (x.isMax ?? true) !== (y.isMax ?? true) ||
-      x.values.length !== y.values.length ||
-      x.values.some((v, j) => v !== y.values[j])
-    ) {
-      return false;
-    }
-  }
-  return true;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PoolClient } from '../../platform/postgres.js';
-import { KINDS, TABLES, type Kind, type RowSet } from './rows.js';
+import { KINDS, TABLES, type IndexRow, type Kind, type RowSet } from './rows.js';
 
 /** The index rows of one resource version, and whether rows of an earlier version may exist. */
 export interface IndexEntry {
@@ -11,11 +11,15 @@ export interface IndexEntry {
   /** False for a resource created just now: there is nothing to delete first. */
   replace: boolean;
   /**
-   * With replace: only these kinds changed, the stored rows of the others are kept as they are.
-   * Undefined: every kind is replaced (and the rows of contained resources with them).
+   * With replace: the rows to delete and to insert, per kind (index/row-changes.ts); the stored
+   * rows of the replaced version that are not in `remove` are kept as they are.
+   * Undefined: every row is replaced (and the rows of contained resources with them).
    */
-  kinds?: Kind[];
+  changes?: RowChanges;
 }
+
+/** What an update changes in a resource's index rows, per kind. */
+export type RowChanges = Record<Kind, { remove: IndexRow[]; add: IndexRow[] }>;
 
 /**
  * Writes the index rows of a batch in ONE statement: a DELETE of the replaced resources' rows and
@@ -54,9 +58,9 @@ export function indexRowParts(
   const column = (list: IndexEntry[], pick: (e: IndexEntry) => string, cast: string) => p(list.map(pick), cast);
   for (const kind of KINDS) {
     const table = TABLES[kind].table;
-    const list = replaced.filter((e) => !e.kinds || e.kinds.includes(kind));
+    const list = replaced.filter((e) => !e.changes);
     if (list.length === 1) {
-      // One resource (an update): scalar values, so the generic plan PostgreSQL settles on for this
+      // One resource: scalar values, so the generic plan PostgreSQL settles on for this
       // prepared shape is the (resource_id, code) index too; with arrays it guessed ten rows and
       // chose a hash join over the whole table (10 ms), so it replanned every time instead (0.3 ms).
       const [e] = list;
@@ -69,7 +73,11 @@ export function indexRowParts(
       parts.push(`del_${kind} AS (DELETE FROM ${table} t USING unnest(${column(list, (e) => e.resourceType, 'text[]')}, ${column(list, (e) => e.id, 'text[]')}, ${column(list, (e) => e.projectId, 'uuid[]')}) AS d(resource_type, id, project_id)
         WHERE t.resource_id = d.id AND t.resource_type || '' = d.resource_type AND t.project_id = d.project_id${onlyIf})`);
     }
-    const whole = replaced.filter((e) => !e.kinds);
+    const changed = replaced.filter((e) => e.changes && e.changes[kind].remove.length > 0);
+    if (changed.length > 0) {
+      parts.push(removedRowsPart(kind, changed, p, onlyIf));
+    }
+    const whole = replaced.filter((e) => !e.changes);
     if (whole.length > 0) {
       // The rows of the resources it contained.
       parts.push(`delc_${kind} AS (DELETE FROM ${table} t USING unnest(${column(whole, (e) => e.id, 'text[]')}, ${column(whole, (e) => e.projectId, 'uuid[]')}) AS d(id, project_id)
@@ -105,8 +113,8 @@ export function indexRowParts(
       values: spec.columns.map(() => [] as (string | null)[]),
     };
     for (const e of all) {
-      if (e.replace && e.kinds && !e.kinds.includes(kind)) continue; // its stored rows are kept
-      for (const row of e.rows?.[kind] ?? []) {
+      // An update inserts only its new rows; the stored rows it keeps stay as they are.
+      for (const row of e.changes ? e.changes[kind].add : (e.rows?.[kind] ?? [])) {
         cols.type.push(e.resourceType);
         cols.id.push(e.id);
         cols.project.push(e.projectId);
@@ -144,8 +152,79 @@ export function indexRowParts(
     parts.push(
       `ins_${kind} AS (INSERT INTO ${spec.table} (${columnNames.join(', ')}) SELECT * FROM unnest(${arrays.join(', ')})${guard ? ` WHERE ${guard}` : ''})`,
     );
+    if (kind === 'string') {
+      // The string values not seen before join the trigram-indexed list of values (migration 104).
+      parts.push(`txt_string AS (INSERT INTO search_string_text (value)
+        SELECT DISTINCT v.value FROM unnest(${arrays[columnNames.indexOf('value')]}) AS v(value)
+        WHERE NOT EXISTS (SELECT 1 FROM search_string_text s WHERE s.value = v.value)${onlyIf})`);
+    }
   }
   return parts;
+}
+
+/**
+ * Deletes the stored rows an update no longer has, each matched on every column (the rows of one
+ * value are identical, so all copies of a row go and the update inserts its new count of them).
+ * The id stays a scalar for one resource (see indexRowParts: the (resource_id, code) index).
+ */
+function removedRowsPart(
+  kind: Kind,
+  entries: IndexEntry[],
+  p: (value: unknown, cast: string) => string,
+  onlyIf: string,
+): string {
+  const spec = TABLES[kind];
+  const rows = entries.flatMap((e) => e.changes![kind].remove.map((row) => ({ e, row })));
+  const arrays = [
+    `${p(
+      rows.map((r) => r.row.code),
+      'text[]',
+    )}`,
+    `${p(
+      rows.map((r) => r.row.grp),
+      'int2[]',
+    )}`,
+    `${p(
+      rows.map((r) => r.row.isMin ?? true),
+      'bool[]',
+    )}`,
+    `${p(
+      rows.map((r) => r.row.isMax ?? true),
+      'bool[]',
+    )}`,
+    ...spec.columns.map((c, i) =>
+      p(
+        rows.map((r) => r.row.values[i]),
+        c[1],
+      ),
+    ),
+  ];
+  const names = ['code', 'grp', 'is_min', 'is_max', ...spec.columns.map((_, i) => `v${i}`)];
+  let owner: string;
+  if (entries.length === 1) {
+    const [e] = entries;
+    owner = `t.resource_id = ${p(e.id, 'text')} AND t.resource_type || '' = ${p(e.resourceType, 'text')} AND t.project_id = ${p(e.projectId, 'uuid')}`;
+  } else {
+    arrays.push(
+      p(
+        rows.map((r) => r.e.id),
+        'text[]',
+      ),
+      p(
+        rows.map((r) => r.e.resourceType),
+        'text[]',
+      ),
+      p(
+        rows.map((r) => r.e.projectId),
+        'uuid[]',
+      ),
+    );
+    names.push('id', 'resource_type', 'project_id');
+    owner = `t.resource_id = d.id AND t.resource_type || '' = d.resource_type AND t.project_id = d.project_id`;
+  }
+  const same = spec.columns.map((c, i) => `t.${c[0]} IS NOT DISTINCT FROM d.v${i}`).join(' AND ');
+  return `rm_${kind} AS (DELETE FROM ${spec.table} t USING unnest(${arrays.join(', ')}) AS d(${names.join(', ')})
+        WHERE ${owner} AND t.code = d.code AND t.grp = d.grp AND t.is_min = d.is_min AND t.is_max = d.is_max AND ${same}${onlyIf})`;
 }
 
 const statementNames = new Map<string, string>();

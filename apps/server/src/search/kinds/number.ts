@@ -48,8 +48,10 @@ export function numberPredicate(
   high: string,
   prefix: Operator,
   value: Decimal,
+  /** The value's implicit range when it is not the one its precision gives (a converted unit). */
+  range: { low: Decimal; high: Decimal } = precisionRange(value),
 ): string {
-  const { low: sl, high: sh } = precisionRange(value);
+  const { low: sl, high: sh } = range;
   switch (prefix) {
     case Operator.EQUALS:
       return `${low} >= ${num(ctx, sl)} AND ${high} < ${num(ctx, sh)}`;

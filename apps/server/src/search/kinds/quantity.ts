@@ -2,8 +2,8 @@ import { badRequest, fail, splitSearchValue } from '@hearth/core';
 import type { TypedValue } from '../extract/evaluate.js';
 import type { RowSet } from '../index/rows.js';
 import type { QueryContext } from '../query/context.js';
-import { decimalText, formatDecimal, parseDecimal, shiftDecimal } from '../values/decimals.js';
-import { normalizeUcum, UCUM_SYSTEM } from '../values/ucum.js';
+import { decimalText, formatDecimal, parseDecimal, precisionRange } from '../values/decimals.js';
+import { toBaseUnits, UCUM_SYSTEM } from '../values/ucum.js';
 import { anyOf, type MatchInput, type RowMatch, type SearchParamKind } from './kind.js';
 import { numberPredicate, parseNumberItem } from './number.js';
 
@@ -15,17 +15,20 @@ interface QuantityLike {
   currency?: unknown;
 }
 
-/** The unit a quantity is compared in: UCUM codes without prefixes; other units as written. */
+/** Bounds of an open Range: kept as they are in any unit. */
+const OPEN_BOUNDS = new Set(['-1e300', '1e300']);
+
+/** The unit a quantity is compared in: UCUM codes in base units (values/ucum.ts); other units as written. */
 function canonicalQuantity(
   value: string,
   system: string | undefined,
   code: string | undefined,
 ): { unit: string | null; value: string } {
   if (code && (!system || system === UCUM_SYSTEM)) {
-    const n = normalizeUcum(code);
     const d = parseDecimal(value);
-    if (n && d) {
-      return { unit: n.unit, value: formatDecimal(shiftDecimal(d, n.power)) };
+    const canonical = d ? toBaseUnits(d, code) : undefined;
+    if (canonical) {
+      return { unit: canonical.unit, value: OPEN_BOUNDS.has(value) ? value : formatDecimal(canonical.value) };
     }
   }
   return { unit: code ?? null, value };
@@ -77,7 +80,8 @@ function indexQuantity(values: TypedValue[], code: string, grp: number, rows: Ro
 
 /**
  * Quantity search (hl7.org/fhir/R4/search.html#quantity): `[prefix]number|system|code`. With a
- * UCUM unit both sides are compared in the unit without prefixes (5.4|..|mg matches 0.0054 g);
+ * UCUM unit both sides are compared in base units (5.4|..|mg matches 0.0054 g, 2|..|[lb_av]
+ * matches 907.18474 g, 1.5|..|h matches 90 min);
  * with another unit, by system and code as written; without a unit, the number alone.
  */
 function matchQuantity(ctx: QueryContext, { x, items, filter, param, modifier }: MatchInput): RowMatch {
@@ -92,11 +96,17 @@ function matchQuantity(ctx: QueryContext, { x, items, filter, param, modifier }:
     }
     const conds: string[] = [];
     if (code) {
-      // Scaling moves the decimal point only, so the value keeps the precision it was written with.
-      const ucum = !system || system === UCUM_SYSTEM ? normalizeUcum(code) : undefined;
+      // In base units; the implicit range of the value's precision is converted with it
+      // (5.4 [lb_av] is [5.35, 5.45) [lb_av], then in g).
+      const ucum = !system || system === UCUM_SYSTEM ? toBaseUnits(value, code) : undefined;
       conds.push(`${x}.nunit = ${ctx.bind(ucum ? ucum.unit : code)}`);
-      const scaled = ucum ? shiftDecimal(value, ucum.power) : value;
-      conds.push(numberPredicate(ctx, `${x}.nlow`, `${x}.nhigh`, item.prefix, scaled));
+      if (ucum) {
+        const { low, high } = precisionRange(value);
+        const range = { low: toBaseUnits(low, code)!.value, high: toBaseUnits(high, code)!.value };
+        conds.push(numberPredicate(ctx, `${x}.nlow`, `${x}.nhigh`, item.prefix, ucum.value, range));
+      } else {
+        conds.push(numberPredicate(ctx, `${x}.nlow`, `${x}.nhigh`, item.prefix, value));
+      }
     } else {
       conds.push(numberPredicate(ctx, `${x}.low`, `${x}.high`, item.prefix, value));
     }
@@ -112,6 +122,6 @@ export const quantityKind: SearchParamKind = {
   table: 'quantity',
   index: (values, { code, grp }, rows) => indexQuantity(values, code, grp, rows),
   match: matchQuantity,
-  // In the unit without prefixes, so that 900 mg sorts before 1 g.
+  // In base units, so that 900 mg sorts before 1 g.
   sort: { asc: (x) => `${x}.nlow`, desc: (x) => `${x}.nhigh`, type: 'numeric' },
 };

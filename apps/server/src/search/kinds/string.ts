@@ -61,9 +61,18 @@ function indexString(values: TypedValue[], code: string, grp: number, rows: RowS
 }
 
 /**
+ * A substring test on a row's value, through the trigram-indexed list of distinct values
+ * (migration 104): the values that match, then their rows by (type, code, value).
+ * `test` applies to `sst.value` (its first operand is implied).
+ */
+export function amongValues(x: string, test: string): string {
+  return `${x}.value IN (SELECT sst.value FROM search_string_text sst WHERE sst.value ${test})`;
+}
+
+/**
  * String search (hl7.org/fhir/R4/search.html#string): by default case- and accent-insensitive
  * "starts with"; `:exact` compares the original text; `:contains` anywhere (served by the
- * trigram index); `:text` at the start of any word.
+ * trigram index of distinct values, amongValues); `:text` at the start of any word.
  */
 function matchString(ctx: QueryContext, { x, items, filter, param, modifier }: MatchInput): RowMatch {
   if (param.code === 'phonetic' && !modifier) {
@@ -82,9 +91,12 @@ function matchString(ctx: QueryContext, { x, items, filter, param, modifier }: M
       case Operator.EXACT:
         return `${x}.value = ${ctx.bind(norm)} AND ${x}.raw = ${ctx.bind(raw)}`;
       case Operator.CONTAINS:
-        return `${x}.value LIKE ${ctx.bind('%' + escapeLike(norm) + '%')}`;
+        return amongValues(x, `LIKE ${ctx.bind('%' + escapeLike(norm) + '%')}`);
       case Operator.TEXT:
-        return `(${x}.value LIKE ${ctx.bind(escapeLike(norm) + '%')} OR ${x}.value LIKE ${ctx.bind('% ' + escapeLike(norm) + '%')})`;
+        return amongValues(
+          x,
+          `LIKE ${ctx.bind(escapeLike(norm) + '%')} OR sst.value LIKE ${ctx.bind('% ' + escapeLike(norm) + '%')}`,
+        );
       default:
         fail(badRequest(`Modifier :${modifier} is not supported on string parameter ${filter.code}`, filter.code));
     }

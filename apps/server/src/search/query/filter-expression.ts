@@ -4,6 +4,7 @@ import { resourceTable } from '../../storage/tables.js';
 import { clampMs, parseDateRange, toTimestamp } from '../values/dates.js';
 import { escapeLike, normalizeString } from '../values/strings.js';
 import { kindOf } from '../kinds/registry.js';
+import { amongValues } from '../kinds/string.js';
 import { compileFilter, existsRow, visibleRow, type RowRef } from './conditions.js';
 import type { QueryContext } from './context.js';
 import { parseFilterExpression, type FilterNode, type PathLink } from './filter-parse.js';
@@ -134,7 +135,7 @@ function compareParam(ctx: QueryContext, row: RowRef, code: string, node: Filter
     const match = existsRow(ctx, row, {
       kind: 'string',
       code: param.code,
-      predicate: `\u0000.value LIKE ${ctx.bind(like)}`,
+      predicate: amongValues('\u0000', `LIKE ${ctx.bind(like)}`),
     });
     return op === 'ne' ? `NOT ${match}` : match;
   }

@@ -340,7 +340,10 @@ describe('composite of three parts, one read from %resource', () => {
           resourceType: 'MolecularSequence',
           type: 'dna',
           coordinateSystem: 0,
-          referenceSeq: { chromosome: { coding: [{ system: 'http://example.org/chromosomes', code: '1' }] } },
+          referenceSeq: {
+            chromosome: { coding: [{ system: 'http://example.org/chromosomes', code: '1' }] },
+            genomeBuild: 'GRCh38',
+          },
           variant: [
             { start: 100, end: 200 },
             { start: 500, end: 510 },

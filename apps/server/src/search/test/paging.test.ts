@@ -120,14 +120,14 @@ describe('_sort', () => {
       meta,
     });
     const [b, az, c, textOnly] = await createAll(t, [
-      obs('final', { coding: [{ system: 's', code: 'b' }], text: 'Alpha' }),
+      obs('final', { coding: [{ system: 'http://s', code: 'b' }], text: 'Alpha' }),
       obs('final', {
         coding: [
-          { system: 's', code: 'z' },
-          { system: 's', code: 'a' },
+          { system: 'http://s', code: 'z' },
+          { system: 'http://s', code: 'a' },
         ],
       }),
-      obs('amended', { coding: [{ system: 's', code: 'c', display: 'Zulu' }] }),
+      obs('amended', { coding: [{ system: 'http://s', code: 'c', display: 'Zulu' }] }),
       obs('preliminary', { text: 'only a text' }),
     ]);
     expect(ids(await search(t, `Observation?_tag=${tag}&_sort=code`))).toEqual([az.id, b.id, c.id, textOnly.id]);
@@ -143,7 +143,7 @@ describe('_sort', () => {
     expect((await walk(`Observation?_tag=${tag}&_sort=code&_count=1`)).all).toEqual([az.id, b.id, c.id, textOnly.id]);
     // A :text filter on the sort parameter still sees a text that is not the sort row.
     expect(ids(await search(t, `Observation?_tag=${tag}&code:text=alpha&_sort=code`))).toEqual([b.id]);
-    expect(ids(await search(t, `Observation?_tag=${tag}&code=s|b&_sort=code`))).toEqual([b.id]);
+    expect(ids(await search(t, `Observation?_tag=${tag}&code=http://s|b&_sort=code`))).toEqual([b.id]);
   });
 
   it('sorts by _lastUpdated and _id', async () => {

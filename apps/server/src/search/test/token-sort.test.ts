@@ -22,25 +22,25 @@ function obs(name: string, codings: [string, string][], effective: Record<string
 }
 
 const RESOURCES = [
-  obs('mar21', [['s', 'a']], { effectiveDateTime: '2021-03-01' }),
+  obs('mar21', [['urn:s', 'a']], { effectiveDateTime: '2021-03-01' }),
   // The same coding twice, and the code under another system: one match, not two or three.
   obs(
     'jan22-dup',
     [
-      ['s', 'a'],
-      ['s', 'a'],
-      ['t', 'a'],
+      ['urn:s', 'a'],
+      ['urn:s', 'a'],
+      ['urn:t', 'a'],
     ],
     { effectiveDateTime: '2022-01-01T10:00:00Z' },
   ),
-  obs('period19-23', [['s', 'a']], { effectivePeriod: { start: '2019-01-01', end: '2023-06-01' } }),
+  obs('period19-23', [['urn:s', 'a']], { effectivePeriod: { start: '2019-01-01', end: '2023-06-01' } }),
   // Several date values: sorted by the latest start descending, by the earliest ascending.
-  obs('timing18-25', [['s', 'a']], { effectiveTiming: { event: ['2018-05-01', '2025-01-01'] } }),
-  obs('nodate', [['s', 'a']]),
-  obs('nodate2', [['s', 'a']]),
-  obs('other', [['s', 'b']], { effectiveDateTime: '2024-01-01' }),
-  ...[1, 2, 3, 4, 5, 6].map((m) => obs(`2020-${m}`, [['s', 'a']], { effectiveDateTime: `2020-0${m}-15` })),
-  obs('same-day', [['s', 'a']], { effectiveDateTime: '2020-03-15' }),
+  obs('timing18-25', [['urn:s', 'a']], { effectiveTiming: { event: ['2018-05-01', '2025-01-01'] } }),
+  obs('nodate', [['urn:s', 'a']]),
+  obs('nodate2', [['urn:s', 'a']]),
+  obs('other', [['urn:s', 'b']], { effectiveDateTime: '2024-01-01' }),
+  ...[1, 2, 3, 4, 5, 6].map((m) => obs(`2020-${m}`, [['urn:s', 'a']], { effectiveDateTime: `2020-0${m}-15` })),
+  obs('same-day', [['urn:s', 'a']], { effectiveDateTime: '2020-03-15' }),
 ];
 
 function named(b: SearchBundle | string[]): string[] {
@@ -93,9 +93,9 @@ const tag = encodeURIComponent(TAG);
 
 describe('code=X&_sort=date through the token rows', () => {
   it('is the path the search takes (and two values are not)', async () => {
-    expect((await statements(`Observation?code=s|a&_sort=-date`)).join('\n')).toContain('sort_last');
-    expect((await statements(`Observation?code=s|a&_sort=date`)).join('\n')).toContain('sort_first');
-    expect((await statements(`Observation?code=s|a,s|zz&_sort=-date`)).join('\n')).not.toContain('sort_last');
+    expect((await statements(`Observation?code=urn:s|a&_sort=-date`)).join('\n')).toContain('sort_last');
+    expect((await statements(`Observation?code=urn:s|a&_sort=date`)).join('\n')).toContain('sort_first');
+    expect((await statements(`Observation?code=urn:s|a,urn:s|zz&_sort=-date`)).join('\n')).not.toContain('sort_last');
   });
 
   it('orders by the latest start descending, resources without a date last, each once, across pages', async () => {
@@ -112,33 +112,33 @@ describe('code=X&_sort=date through the token rows', () => {
       '2020-1',
       'period19-23',
     ];
-    const fast = await walk(`Observation?_tag=${tag}&code=s|a&_sort=-date&_count=3`);
+    const fast = await walk(`Observation?_tag=${tag}&code=urn:s|a&_sort=-date&_count=3`);
     // Equal dates come in id order: either of the two 2020-03-15 ones first.
     const normalise = (l: string[]) => l.map((n) => (n === 'same-day' ? '2020-3' : n));
     expect(normalise(fast.slice(0, 11))).toEqual(normalise(expected));
     expect(fast.slice(11).sort()).toEqual(['nodate', 'nodate2']);
-    expect(await walk(`Observation?_tag=${tag}&code=s|a,s|zz&_sort=-date&_count=3`)).toEqual(fast);
+    expect(await walk(`Observation?_tag=${tag}&code=urn:s|a,urn:s|zz&_sort=-date&_count=3`)).toEqual(fast);
     expect(await walk(`Observation?code=a&_sort=-date&_count=4`)).toEqual(fast);
   });
 
   it('orders by the earliest start ascending', async () => {
-    const fast = await walk(`Observation?code=s|a&_sort=date&_count=5`);
+    const fast = await walk(`Observation?code=urn:s|a&_sort=date&_count=5`);
     expect(fast.slice(0, 3)).toEqual(['timing18-25', 'period19-23', '2020-1']);
     expect(fast.slice(-2).sort()).toEqual(['nodate', 'nodate2']);
     expect(fast).toHaveLength(13);
-    expect(await walk(`Observation?code=s|a,s|zz&_sort=date&_count=5`)).toEqual(fast);
+    expect(await walk(`Observation?code=urn:s|a,urn:s|zz&_sort=date&_count=5`)).toEqual(fast);
   });
 
   it('applies the date filter and the other filters', async () => {
-    const fast = await walk(`Observation?code=s|a&date=ge2021&_sort=-date&_count=2`);
+    const fast = await walk(`Observation?code=urn:s|a&date=ge2021&_sort=-date&_count=2`);
     expect(fast).toEqual(['timing18-25', 'jan22-dup', 'mar21', 'period19-23']);
-    expect(await walk(`Observation?code=s|a,s|zz&date=ge2021&_sort=-date&_count=2`)).toEqual(fast);
-    const lt = await walk(`Observation?code=s|a&date=lt2020-04&_sort=date&_count=2`);
+    expect(await walk(`Observation?code=urn:s|a,urn:s|zz&date=ge2021&_sort=-date&_count=2`)).toEqual(fast);
+    const lt = await walk(`Observation?code=urn:s|a&date=lt2020-04&_sort=date&_count=2`);
     expect(lt).toEqual(['timing18-25', 'period19-23', '2020-1', '2020-2', ...lt.slice(4)]);
     expect(lt.slice(4).sort()).toEqual(['2020-3', 'same-day']);
-    expect(await walk(`Observation?code=s|a,s|zz&date=lt2020-04&_sort=date&_count=2`)).toEqual(lt);
-    expect(await walk(`Observation?code=t|a&_sort=-date`)).toEqual(['jan22-dup']);
-    expect(await walk(`Observation?code=s|b&status=final&_sort=-date`)).toEqual(['other']);
+    expect(await walk(`Observation?code=urn:s|a,urn:s|zz&date=lt2020-04&_sort=date&_count=2`)).toEqual(lt);
+    expect(await walk(`Observation?code=urn:t|a&_sort=-date`)).toEqual(['jan22-dup']);
+    expect(await walk(`Observation?code=urn:s|b&status=final&_sort=-date`)).toEqual(['other']);
   });
 
   it('follows a changed date when only the date changed', async () => {
@@ -151,7 +151,7 @@ describe('code=X&_sort=date through the token rows', () => {
       payload: JSON.stringify({ ...current, effectiveDateTime: '2030-01-01' }),
     });
     expect(res.statusCode, res.body).toBe(200);
-    expect((await walk(`Observation?code=s|a&_sort=-date&_count=2`))[0]).toBe('2020-1');
-    expect((await walk(`Observation?code=s|a&_sort=date&_count=20`)).slice(-3)[0]).toBe('2020-1');
+    expect((await walk(`Observation?code=urn:s|a&_sort=-date&_count=2`))[0]).toBe('2020-1');
+    expect((await walk(`Observation?code=urn:s|a&_sort=date&_count=20`)).slice(-3)[0]).toBe('2020-1');
   });
 });

@@ -1,9 +1,14 @@
 /**
- * UCUM unit normalisation for quantity search (hl7.org/fhir/R4/search.html#quantity): metric
- * prefixes are folded into a power of ten, so that 5 mg and 0.005 g index to the same value
- * in the same unit ('g'), and mg/dL compares with g/L. Units that are not metric (min, %, Cel,
- * [in_i]) are kept as they are; a unit this parser does not understand is kept verbatim.
+ * UCUM units for quantity search (hl7.org/fhir/R4/search.html#quantity): a quantity is indexed,
+ * and a search value compared, in base units (`toBaseUnits`: the UCUM library's conversion,
+ * platform/ucum.ts, applied in exact decimals), so 2 [lb_av] compares with 907.18474 g, 90 min
+ * with 1.5 h, 37 Cel with 310.15 K. A unit without base units (arbitrary units such as [IU], or
+ * a code the library does not parse) falls back to `normalizeUcum`: metric prefixes folded into
+ * a power of ten (5 mg and 0.005 g), other units as written.
  */
+import { ucumBaseConversion } from '../../platform/ucum.js';
+import { parseDecimal, shiftDecimal, type Decimal } from './decimals.js';
+
 export interface NormalizedUnit {
   /** Canonical unit without prefixes: 'g', 'g/L', 'mol/L', 'm[Hg]'. */
   unit: string;
@@ -12,6 +17,42 @@ export interface NormalizedUnit {
 }
 
 export const UCUM_SYSTEM = 'http://unitsofmeasure.org';
+
+/** A value in the unit it is compared in. */
+export interface CanonicalValue {
+  unit: string;
+  value: Decimal;
+}
+
+function multiply(a: Decimal, b: Decimal): Decimal {
+  return { int: a.int * b.int, scale: a.scale + b.scale };
+}
+
+function add(a: Decimal, b: Decimal): Decimal {
+  const scale = Math.max(a.scale, b.scale);
+  const align = (d: Decimal) => d.int * 10n ** BigInt(scale - d.scale);
+  return { int: align(a) + align(b), scale };
+}
+
+/**
+ * A value of a UCUM unit as the value compared in search: in base units when the unit has them,
+ * else prefix-folded; undefined when the unit is not understood at all. A conversion by a power
+ * of ten (prefixes: mg, kg, mg/dL) is an exact shift of the decimal point, so the value keeps
+ * the precision it was written with.
+ */
+export function toBaseUnits(value: Decimal, code: string): CanonicalValue | undefined {
+  const base = ucumBaseConversion(code);
+  if (base) {
+    const factor = parseDecimal(base.factor);
+    const offset = parseDecimal(base.offset);
+    if (factor && offset) {
+      const scaled = multiply(value, factor);
+      return { unit: base.unit, value: offset.int === 0n ? scaled : add(scaled, offset) };
+    }
+  }
+  const folded = normalizeUcum(code);
+  return folded ? { unit: folded.unit, value: shiftDecimal(value, folded.power) } : undefined;
+}
 
 const PREFIXES: [string, number][] = [
   ['da', 1],
@@ -76,6 +117,9 @@ const METRIC = new Set([
   'm[Hg]',
   'm[H2O]',
   'osm',
+  // Arbitrary units that are metric: no base units, but prefixes apply (m[IU], k[IU]).
+  '[IU]',
+  '[iU]',
 ]);
 
 /** Atoms that must not be split into prefix + atom ('min' is not milli-inch). */

@@ -3,7 +3,7 @@ import { parseDateRange } from './dates.js';
 import { formatDecimal, parseDecimal, precisionRange, shiftDecimal } from './decimals.js';
 import { soundex } from './phonetic.js';
 import { normalizeString, prefixRange } from './strings.js';
-import { normalizeUcum } from './ucum.js';
+import { normalizeUcum, toBaseUnits } from './ucum.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -79,5 +79,30 @@ describe('strings', () => {
     expect(soundex('Rupert')).toBe('R163');
     expect(soundex('Tymczak')).toBe('T522');
     expect(soundex('Ashcraft')).toBe('A261');
+  });
+});
+
+describe('values in UCUM base units', () => {
+  const base = (value: string, code: string) => {
+    const c = toBaseUnits(parseDecimal(value)!, code);
+    return c && `${formatDecimal(c.value)} ${c.unit}`;
+  };
+
+  it('shifts metric prefixes exactly and converts other units with the UCUM library', () => {
+    expect(base('5.4', 'mg')).toBe('0.0054 g');
+    expect(base('0.1', 'ug')).toBe('0.0000001 g');
+    expect(base('100', 'mg/dL')).toBe('1000 g.m-3');
+    expect(base('2', '[lb_av]')).toBe('907.18474 g');
+    expect(base('90', 'min')).toBe('5400 s');
+    expect(base('1.5', 'h')).toBe('5400.0 s'); // the digits written are kept
+    expect(base('37', 'Cel')).toBe('310.15 K');
+    expect(base('1', '[in_i]')).toBe('0.0254 m');
+    expect(base('50', '%')).toBe('0.50 1');
+  });
+
+  it('falls back to folding prefixes for units without base units, undefined for none', () => {
+    expect(base('5', 'm[IU]')).toBe('0.005 [IU]');
+    expect(base('5', '[IU]/L')).toBe('5 [IU]/L');
+    expect(base('1', 'not a unit')).toBeUndefined();
   });
 });

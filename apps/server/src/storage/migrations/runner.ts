@@ -6,12 +6,29 @@ import type { Migration } from './types.js';
 /** Any constant will do, as long as every Hearth process uses the same one. */
 const MIGRATION_LOCK_KEY = 7_246_013_001;
 
+export interface MigrationOptions {
+  /**
+   * Stop after the migration with this id: the database is left as a release that ended there
+   * wrote it (upgrade tests). The id must be one of the list's.
+   */
+  upTo?: number;
+}
+
 /**
  * Applies pending migrations in order, each in its own transaction, under a session advisory
  * lock so that several server processes starting at once against one database take turns.
  * Forward only: an applied migration is never changed or undone.
  */
-export async function runMigrations(pool: Pool, logger?: Logger, list: Migration[] = migrations): Promise<number> {
+export async function runMigrations(
+  pool: Pool,
+  logger?: Logger,
+  list: Migration[] = migrations,
+  options: MigrationOptions = {},
+): Promise<number> {
+  const { upTo } = options;
+  if (upTo !== undefined && !list.some((m) => m.id === upTo)) {
+    throw new Error(`runMigrations: no migration has id ${upTo}`);
+  }
   const client = await pool.connect();
   try {
     // Migrations may take longer than the request statement timeout.
@@ -28,6 +45,9 @@ export async function runMigrations(pool: Pool, logger?: Logger, list: Migration
       );
       let count = 0;
       for (const migration of [...list].sort((a, b) => a.id - b.id)) {
+        if (upTo !== undefined && migration.id > upTo) {
+          break;
+        }
         if (applied.has(migration.id)) {
           continue;
         }

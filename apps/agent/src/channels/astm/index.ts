@@ -1,0 +1,1 @@
+export { createAstmChannel, astmContentType } from './channel.js';

@@ -1,0 +1,1 @@
+export { createDicomChannel, dicomContentType } from './channel.js';

@@ -1,0 +1,128 @@
+// An access as a standard AuditEvent (hl7.org/fhir/R4/auditevent.html), and the columns the
+// trail searches it by.
+import { randomUUID } from 'node:crypto';
+import type { AuditAccess, AuditRequestInfo, TrailEvent } from './types.js';
+
+const EVENT_TYPE = 'http://terminology.hl7.org/CodeSystem/audit-event-type';
+const RESTFUL = 'http://hl7.org/fhir/restful-interaction';
+const OPERATION = 'https://hearth.dev/fhir/CodeSystem/operation';
+const ENTITY_TYPE = 'http://terminology.hl7.org/CodeSystem/audit-entity-type';
+const OBJECT_ROLE = 'http://terminology.hl7.org/CodeSystem/object-role';
+export const EXT_USER_AGENT = 'https://hearth.dev/fhir/StructureDefinition/audit-user-agent';
+export const EXT_REQUEST_ID = 'https://hearth.dev/fhir/StructureDefinition/audit-request-id';
+export const EXT_STATUS = 'https://hearth.dev/fhir/StructureDefinition/audit-http-status';
+
+/** AuditEvent.outcome from an HTTP status: 0 success, 4 minor failure (the client's), 8 serious (the server's). */
+export function outcomeOf(status: number): '0' | '4' | '8' {
+  return status < 400 ? '0' : status < 500 ? '4' : '8';
+}
+
+export function buildAuditEvent(request: AuditRequestInfo, access: AuditAccess): TrailEvent {
+  const { agent } = request;
+  const agents: Record<string, unknown>[] = [
+    {
+      type: { coding: [{ system: EVENT_TYPE, code: 'rest' }], text: 'caller' },
+      who: agent.profile
+        ? { reference: agent.profile, ...(agent.profileDisplay ? { display: agent.profileDisplay } : {}) }
+        : { display: 'anonymous' },
+      ...(agent.login ? { altId: agent.login } : {}),
+      requestor: true,
+      ...(request.address ? { network: { address: request.address, type: '2' } } : {}),
+      ...(request.userAgent
+        ? { extension: [{ url: EXT_USER_AGENT, valueString: request.userAgent.slice(0, 500) }] }
+        : {}),
+    },
+  ];
+  if (agent.membership) {
+    agents.push({ type: { text: 'membership' }, who: { reference: agent.membership }, requestor: false });
+  }
+  if (agent.login && agent.login !== agent.profile) {
+    agents.push({ type: { text: 'login' }, who: { reference: agent.login }, requestor: false });
+  }
+  const entities: Record<string, unknown>[] = [];
+  if (access.resourceType && access.id) {
+    const reference = `${access.resourceType}/${access.id}${access.versionId ? `/_history/${access.versionId}` : ''}`;
+    entities.push({
+      what: { reference: `${access.resourceType}/${access.id}` },
+      type: { system: ENTITY_TYPE, code: '2', display: 'System Object' },
+      role: { system: OBJECT_ROLE, code: '4', display: 'Domain Resource' },
+      ...(access.versionId ? { name: reference } : {}),
+    });
+  } else if (access.resourceType || access.query !== undefined) {
+    entities.push({
+      ...(access.resourceType ? { what: { display: access.resourceType } } : {}),
+      type: { system: ENTITY_TYPE, code: '2', display: 'System Object' },
+      role: { system: OBJECT_ROLE, code: '24', display: 'Query' },
+      ...(access.query !== undefined ? { query: Buffer.from(access.query).toString('base64') } : {}),
+      ...(access.count !== undefined ? { detail: [{ type: 'count', valueString: String(access.count) }] } : {}),
+    });
+  }
+  for (const patient of access.patients) {
+    if (patient !== `${access.resourceType}/${access.id}`) {
+      entities.push({
+        what: { reference: patient },
+        type: { system: ENTITY_TYPE, code: '1', display: 'Person' },
+        role: { system: OBJECT_ROLE, code: '1', display: 'Patient' },
+      });
+    }
+  }
+  const subtype = access.operation
+    ? { system: OPERATION, code: access.operation, display: `$${access.operation}` }
+    : { system: RESTFUL, code: access.interaction };
+  return {
+    resourceType: 'AuditEvent',
+    id: randomUUID(),
+    meta: { project: request.projectId },
+    type: { system: EVENT_TYPE, code: 'rest', display: 'RESTful Operation' },
+    subtype: [subtype],
+    action: access.action,
+    recorded: access.recorded.toISOString(),
+    outcome: outcomeOf(access.status),
+    outcomeDesc: String(access.status),
+    extension: [
+      { url: EXT_REQUEST_ID, valueString: request.requestId },
+      { url: EXT_STATUS, valueInteger: access.status },
+    ],
+    agent: agents,
+    source: {
+      site: request.projectId,
+      observer: { display: 'Hearth' },
+      type: [
+        { system: 'http://terminology.hl7.org/CodeSystem/security-source-type', code: '3', display: 'Web Server' },
+      ],
+    },
+    ...(entities.length ? { entity: entities } : {}),
+  } as TrailEvent;
+}
+
+/** What the trail's columns hold for an event: searched by these, served as the event. */
+export interface EventColumns {
+  action: string;
+  outcome: string;
+  typeCode: string;
+  agent: string[];
+  entity: string[];
+  patient: string[];
+}
+
+export function columnsOf(event: TrailEvent): EventColumns {
+  const agent = unique((event.agent ?? []).map((a) => a.who?.reference));
+  const entity = unique((event.entity ?? []).map((e) => e.what?.reference));
+  return {
+    action: event.action ?? 'E',
+    outcome: event.outcome ?? '0',
+    typeCode: event.type?.code ?? '',
+    agent,
+    entity,
+    patient: entity.filter((r) => r.startsWith('Patient/')),
+  };
+}
+
+function unique(values: (string | undefined)[]): string[] {
+  return [...new Set(values.filter((v): v is string => typeof v === 'string' && v !== ''))];
+}
+
+/** A fresh id for an entry (a stored AuditEvent mirrored into the trail keeps its own). */
+export function newEntryId(): string {
+  return randomUUID();
+}

@@ -1,0 +1,203 @@
+// Writing the trail off the request path: entries wait in a bounded buffer and are written in
+// batches, by size or time, chained per project; the entries of writes wait in the database
+// instead (audit_outbox, written with the write itself) and are moved by the same flush.
+import type { Logger } from '../platform/logger.js';
+import type { Pool, PoolClient } from '../platform/postgres.js';
+import { columnsOf } from './audit-event.js';
+import { entryHash, GENESIS } from './chain.js';
+import { ensurePartitions, monthKey } from './partitions.js';
+import type { TrailEntry, TrailEvent } from './types.js';
+
+export interface AuditWriterOptions {
+  pool: Pool;
+  logger: Logger;
+  /** Entries kept in memory at most; past it the oldest are dropped (and counted in a warning). */
+  maxBuffered: number;
+  /** Entries per flush (one multi-row INSERT). */
+  batchSize: number;
+  /** Longest an entry waits in memory. */
+  flushIntervalMs: number;
+}
+
+/** An entry with its content serialised (as the outbox holds it). */
+interface Pending {
+  projectId: string;
+  content: string;
+  event: TrailEvent;
+}
+
+export class AuditWriter {
+  private buffer: TrailEntry[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private soon = false;
+  private dropped = 0;
+  private readonly months = new Set<string>();
+
+  constructor(private readonly options: AuditWriterOptions) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), this.options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Queues an entry; never waits and never throws (the request it records is already answered). */
+  record(entry: TrailEntry): void {
+    this.buffer.push(entry);
+    if (this.buffer.length > this.options.maxBuffered) {
+      const over = this.buffer.length - this.options.maxBuffered;
+      this.buffer.splice(0, over);
+      this.dropped += over;
+    }
+    if (this.buffer.length >= this.options.batchSize && !this.soon) {
+      this.soon = true;
+      setImmediate(() => {
+        this.soon = false;
+        void this.flush();
+      });
+    }
+  }
+
+  /** Entries waiting in memory. */
+  get buffered(): number {
+    return this.buffer.length;
+  }
+
+  /** Writes everything buffered and every entry waiting in the outbox; one flush at a time. */
+  flush(): Promise<void> {
+    this.running = this.running.then(() => this.flushAll());
+    return this.running;
+  }
+
+  /** Stops the timer and writes what is left (the services' shutdown). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private async flushAll(): Promise<void> {
+    if (this.dropped > 0) {
+      this.options.logger.warn({ dropped: this.dropped }, 'audit buffer full: oldest read entries dropped');
+      this.dropped = 0;
+    }
+    // Bounded: a steady stream of new entries must not keep one flush running forever.
+    for (let round = 0; round < 20; round++) {
+      const batch = this.buffer.splice(0, this.options.batchSize);
+      try {
+        const moved = await this.writeBatch(batch);
+        if (moved === 0 && this.buffer.length === 0) return;
+      } catch (err) {
+        // Put the batch back (bounded by record's limit) and try again at the next flush.
+        this.buffer.unshift(...batch.slice(0, Math.max(0, this.options.maxBuffered - this.buffer.length)));
+        this.options.logger.warn({ err, entries: batch.length }, 'could not write audit entries; will retry');
+        return;
+      }
+    }
+  }
+
+  /** One transaction: claim outbox rows, chain them with the batch, insert, advance the heads. */
+  private async writeBatch(batch: TrailEntry[]): Promise<number> {
+    const pending: Pending[] = batch.map((e) => ({
+      projectId: e.projectId,
+      event: e.event,
+      content: JSON.stringify(e.event),
+    }));
+    const client = await this.options.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Atomicity is what matters here, not durability: a commit lost in a crash loses its
+      // outbox deletes too, so those entries are moved again; only in-memory ones are lost.
+      await client.query('SET LOCAL synchronous_commit = off');
+      const outbox = await client.query<{ project_id: string; entry: string }>(
+        `DELETE FROM audit_outbox WHERE id IN (
+           SELECT id FROM audit_outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, project_id, entry`,
+        [this.options.batchSize],
+      );
+      const fromOutbox = outbox.rows
+        .sort((a, b) => Number((a as { id?: string }).id) - Number((b as { id?: string }).id))
+        .map((r) => ({ projectId: r.project_id, content: r.entry, event: JSON.parse(r.entry) as TrailEvent }));
+      const all = [...fromOutbox, ...pending];
+      if (all.length === 0) {
+        await client.query('COMMIT');
+        return 0;
+      }
+      await this.ensureMonths(all);
+      await this.insertChained(client, all);
+      await client.query('COMMIT');
+      return all.length;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async ensureMonths(entries: Pending[]): Promise<void> {
+    const missing = new Set<string>();
+    for (const e of entries) {
+      const month = monthKey(new Date(e.event.recorded));
+      if (!this.months.has(month)) missing.add(month);
+    }
+    if (missing.size > 0) {
+      await ensurePartitions(this.options.pool, missing);
+      missing.forEach((m) => this.months.add(m));
+    }
+  }
+
+  /**
+   * Each project's chain continues from its head, locked (FOR UPDATE) until COMMIT: processes
+   * flushing at once take turns per project, so every project's chain stays one sequence.
+   */
+  private async insertChained(client: PoolClient, entries: Pending[]): Promise<void> {
+    const projects = [...new Set(entries.map((e) => e.projectId))].sort();
+    await client.query(
+      `INSERT INTO audit_chain (project_id, seq, hash) SELECT p, 0, $2 FROM unnest($1::uuid[]) p
+       ON CONFLICT (project_id) DO NOTHING`,
+      [projects, GENESIS],
+    );
+    const heads = await client.query<{ project_id: string; seq: string; hash: Buffer }>(
+      'SELECT project_id, seq, hash FROM audit_chain WHERE project_id = ANY($1::uuid[]) ORDER BY project_id FOR UPDATE',
+      [projects],
+    );
+    const head = new Map(heads.rows.map((r) => [r.project_id, { seq: Number(r.seq), hash: r.hash }]));
+    const rows = entries.map((e) => {
+      const h = head.get(e.projectId) as { seq: number; hash: Buffer };
+      const seq = h.seq + 1;
+      const hash = entryHash(h.hash, e.projectId, seq, e.content);
+      const row = {
+        p: e.projectId,
+        s: seq,
+        i: e.event.id,
+        r: e.event.recorded,
+        ...columnsOf(e.event),
+        c: e.content,
+        ph: h.hash.toString('hex'),
+        h: hash.toString('hex'),
+      };
+      head.set(e.projectId, { seq, hash });
+      return row;
+    });
+    await client.query(
+      `INSERT INTO audit_event (project_id, seq, id, recorded, action, outcome, type_code, agent, entity, patient,
+                                content, prev_hash, hash)
+       SELECT (x->>'p')::uuid, (x->>'s')::bigint, x->>'i', (x->>'r')::timestamptz, x->>'action', x->>'outcome',
+              x->>'typeCode',
+              ARRAY(SELECT jsonb_array_elements_text(x->'agent')),
+              ARRAY(SELECT jsonb_array_elements_text(x->'entity')),
+              ARRAY(SELECT jsonb_array_elements_text(x->'patient')),
+              x->>'c', decode(x->>'ph', 'hex'), decode(x->>'h', 'hex')
+         FROM jsonb_array_elements($1::jsonb) x`,
+      [JSON.stringify(rows)],
+    );
+    const ids = [...head.keys()];
+    await client.query(
+      `UPDATE audit_chain c SET seq = u.seq, hash = u.hash
+         FROM unnest($1::uuid[], $2::bigint[], $3::bytea[]) AS u(project_id, seq, hash)
+        WHERE c.project_id = u.project_id`,
+      [ids, ids.map((p) => head.get(p)!.seq), ids.map((p) => head.get(p)!.hash)],
+    );
+  }
+}

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../test/app.js';
+
+const FHIR = 'application/fhir+json';
+const BASE = 'http://example.org/fhir/StructureDefinition/';
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function request(method: 'POST' | 'PUT', url: string, body: unknown) {
+  return t.app.inject({
+    method,
+    url,
+    headers: { ...t.authHeaders, 'content-type': FHIR },
+    payload: JSON.stringify(body),
+  });
+}
+
+const patientProfile = {
+  resourceType: 'StructureDefinition',
+  url: BASE + 'hearth-patient',
+  name: 'HearthPatient',
+  status: 'active',
+  kind: 'resource',
+  abstract: false,
+  type: 'Patient',
+  derivation: 'constraint',
+  baseDefinition: 'http://hl7.org/fhir/StructureDefinition/Patient',
+  differential: {
+    element: [
+      { id: 'Patient', path: 'Patient' },
+      { id: 'Patient.identifier', path: 'Patient.identifier', min: 1 },
+      {
+        id: 'Patient.gender',
+        path: 'Patient.gender',
+        min: 1,
+        binding: { strength: 'required', valueSet: 'http://example.org/fhir/ValueSet/two-genders' },
+      },
+    ],
+  },
+};
+
+const twoGenders = {
+  resourceType: 'ValueSet',
+  url: 'http://example.org/fhir/ValueSet/two-genders',
+  status: 'active',
+  compose: {
+    include: [{ system: 'http://hl7.org/fhir/administrative-gender', concept: [{ code: 'male' }, { code: 'female' }] }],
+  },
+};
+
+const issuesOf = (res: { json(): unknown }) =>
+  (res.json() as { issue: { severity: string; expression?: string[]; details?: { text?: string } }[] }).issue.map(
+    (i) => `${i.severity} ${i.expression?.[0]}: ${i.details?.text}`,
+  );
+
+describe('stored profiles', () => {
+  beforeAll(async () => {
+    expect((await request('POST', '/fhir/R4/ValueSet', twoGenders)).statusCode).toBe(201);
+    expect((await request('POST', '/fhir/R4/StructureDefinition', patientProfile)).statusCode).toBe(201);
+  });
+
+  it('$validate?profile= validates against a StructureDefinition of the project, with its value sets', async () => {
+    const url = `/fhir/R4/Patient/$validate?profile=${encodeURIComponent(BASE + 'hearth-patient')}`;
+    const ok = await request('POST', url, { resourceType: 'Patient', identifier: [{ value: '1' }], gender: 'male' });
+    expect(issuesOf(ok)).toEqual(['information undefined: No issues found']);
+    const bad = await request('POST', url, { resourceType: 'Patient', gender: 'other' });
+    expect(bad.statusCode).toBe(200);
+    expect(issuesOf(bad)).toEqual([
+      'error Patient.identifier: Patient.identifier: minimum required = 1, but only found 0',
+      'error Patient.gender: The code is not in the required value set http://example.org/fhir/ValueSet/two-genders',
+    ]);
+    const unknown = await request('POST', '/fhir/R4/Patient/$validate', {
+      resourceType: 'Parameters',
+      parameter: [
+        { name: 'resource', resource: { resourceType: 'Patient' } },
+        { name: 'profile', valueCanonical: BASE + 'nope' },
+      ],
+    });
+    expect(issuesOf(unknown)).toEqual([`error Patient: Profile ${BASE}nope is not known to this server`]);
+  });
+
+  it('sees a changed StructureDefinition at once', async () => {
+    const created = await request('POST', '/fhir/R4/StructureDefinition', {
+      ...patientProfile,
+      url: BASE + 'changing',
+    });
+    const id = created.json().id;
+    const url = `/fhir/R4/Patient/$validate?profile=${encodeURIComponent(BASE + 'changing')}`;
+    const patient = { resourceType: 'Patient', identifier: [{ value: '1' }], gender: 'male' };
+    expect(issuesOf(await request('POST', url, patient))).toEqual(['information undefined: No issues found']);
+    const stricter = {
+      ...patientProfile,
+      id,
+      url: BASE + 'changing',
+      differential: {
+        element: [
+          { id: 'Patient', path: 'Patient' },
+          { id: 'Patient.birthDate', path: 'Patient.birthDate', min: 1 },
+        ],
+      },
+    };
+    expect((await request('PUT', `/fhir/R4/StructureDefinition/${id}`, stricter)).statusCode).toBe(200);
+    expect(issuesOf(await request('POST', url, patient))).toEqual([
+      'error Patient.birthDate: Patient.birthDate: minimum required = 1, but only found 0',
+    ]);
+  });
+
+  it('declared profiles are enforced on create and update only when the project says so', async () => {
+    const declared = {
+      resourceType: 'Patient',
+      meta: { profile: [BASE + 'hearth-patient'] },
+      gender: 'male',
+    };
+    expect((await request('POST', '/fhir/R4/Patient', declared)).statusCode).toBe(201);
+    const repo = t.services.systemRepo(t.testProject.projectId);
+    const project = (await repo.readResource('Project', t.testProject.projectId)).resource;
+    await repo.updateResource({ ...project, setting: [{ name: 'enforceProfiles', valueBoolean: true }] });
+
+    const refused = await request('POST', '/fhir/R4/Patient', declared);
+    expect(refused.statusCode).toBe(422);
+    expect(issuesOf(refused)).toEqual([
+      'error Patient.identifier: Patient.identifier: minimum required = 1, but only found 0',
+    ]);
+    const good = { ...declared, identifier: [{ value: 'a' }] };
+    const created = await request('POST', '/fhir/R4/Patient', good);
+    expect(created.statusCode).toBe(201);
+    const id = created.json().id;
+    expect((await request('PUT', `/fhir/R4/Patient/${id}`, { ...good, id, gender: 'unknown' })).statusCode).toBe(422);
+    const unknownProfile = await request('POST', '/fhir/R4/Patient', {
+      ...good,
+      meta: { profile: [BASE + 'missing'] },
+    });
+    expect(unknownProfile.statusCode).toBe(422);
+    expect(issuesOf(unknownProfile)[0]).toContain(
+      'is not known to this server: the project enforces declared profiles',
+    );
+    // Without a declared profile nothing more is asked.
+    expect((await request('POST', '/fhir/R4/Patient', { resourceType: 'Patient' })).statusCode).toBe(201);
+
+    await repo.updateResource({ ...project, setting: [{ name: 'enforceProfiles', valueBoolean: false }] });
+    expect((await request('POST', '/fhir/R4/Patient', declared)).statusCode).toBe(201);
+  });
+});
