@@ -13,6 +13,7 @@ export default defineConfig({
       'tests/*/src/**/*.test.ts',
     ],
     globalSetup: ['tools/test/global-setup.ts'],
+    setupFiles: ['tools/test/stall-watch.ts'],
     reporters: ['default', './tools/test/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { OperationOutcomeIssue } from '../fhir-types.js';
-import { readTar } from './spec-data.test-util.js';
+import { breather, readTar } from './spec-data.test-util.js';
 import { createValidator } from './validator.js';
 
 const DATA = resolve(import.meta.dirname, '../../../../../shared/data');
@@ -75,7 +75,9 @@ for (const [what, path] of [
 }
 
 describe.skipIf(!existsSync(EXAMPLES))('R4 specification examples (hl7.fhir.r4.examples 4.0.1)', () => {
-  it('accepts every valid example and rejects the known invalid ones', () => {
+  // Minutes of validation on a busy machine (seconds on a quiet one).
+  it('accepts every valid example and rejects the known invalid ones', { timeout: 600_000 }, async () => {
+    const breathe = breather();
     let total = 0;
     let passed = 0;
     const unexpected: string[] = [];
@@ -90,6 +92,7 @@ describe.skipIf(!existsSync(EXAMPLES))('R4 specification examples (hl7.fhir.r4.e
         continue;
       }
       total++;
+      await breathe();
       const issues = errorsOf(validator.validate(resource));
       if (issues.length === 0) {
         passed++;
@@ -107,7 +110,8 @@ describe.skipIf(!existsSync(EXAMPLES))('R4 specification examples (hl7.fhir.r4.e
 });
 
 describe.skipIf(!existsSync(SYNTHEA))('Synthea R4 bundles', () => {
-  it('accepts every resource of the provider and patient bundles', () => {
+  it('accepts every resource of the provider and patient bundles', { timeout: 600_000 }, async () => {
+    const breathe = breather();
     const files = [
       ...readdirSync(SYNTHEA).filter((f) => f.endsWith('.json.gz')),
       ...readdirSync(join(SYNTHEA, 'patients')).map((f) => join('patients', f)),
@@ -117,6 +121,7 @@ describe.skipIf(!existsSync(SYNTHEA))('Synthea R4 bundles', () => {
     let micros = 0;
     const failures: string[] = [];
     for (const file of files) {
+      await breathe();
       const bundle = JSON.parse(gunzipSync(readFileSync(join(SYNTHEA, file))).toString('utf8'));
       const started = performance.now();
       for (const entry of bundle.entry) {

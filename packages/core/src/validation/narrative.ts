@@ -58,8 +58,51 @@ const UNSAFE_STYLE = /expression\s*\(|javascript\s*:|vbscript\s*:|behavior\s*:|-
 
 class NarrativeProblem extends Error {}
 
+/**
+ * The internal hyperlinks (`href="#x"`) of every narrative of one validated instance and the
+ * anchors they may point to: `id` and `<a name>` in any of its narratives, and the ids of its
+ * resources (contained ones, a Bundle's entries). Collected while walking, judged at the end, since
+ * a link may point to an anchor of a narrative met later.
+ */
+export class NarrativeLinks {
+  private readonly anchors = new Set<string>();
+  private readonly links: { fragment: string; path: string }[] = [];
+
+  addAnchor(name: string): void {
+    this.anchors.add(name);
+  }
+
+  addLink(fragment: string, path: string): void {
+    this.links.push({ fragment, path });
+  }
+
+  /**
+   * A link to no anchor is a warning, not an error: a reader following it lands nowhere, but the
+   * R4 specification's own v3 CodeSystems and ValueSets (ActCode, RoleCode, ...) carry such links.
+   */
+  check(issues: OperationOutcomeIssue[]): void {
+    for (const { fragment, path } of this.links) {
+      if (!this.anchors.has(fragment)) {
+        issues.push(
+          createIssue(
+            'value',
+            `The narrative's hyperlink '#${fragment}' points to no anchor or resource id`,
+            path,
+            'warning',
+          ),
+        );
+      }
+    }
+  }
+}
+
 /** Checks a Narrative's div; the issues name `path` (the div element). */
-export function checkNarrativeXhtml(div: string, path: string, issues: OperationOutcomeIssue[]): void {
+export function checkNarrativeXhtml(
+  div: string,
+  path: string,
+  issues: OperationOutcomeIssue[],
+  links?: NarrativeLinks,
+): void {
   const problems: string[] = [];
   let depth = 0;
   let content = false;
@@ -82,6 +125,9 @@ export function checkNarrativeXhtml(div: string, path: string, issues: Operation
     }
     depth++;
     checkElement(tag, problems);
+    if (links) {
+      collectLinks(tag, path, links);
+    }
     if (tag.local === 'img') {
       content = true;
     }
@@ -103,6 +149,27 @@ export function checkNarrativeXhtml(div: string, path: string, issues: Operation
   if (problems.length === 0 && !content) {
     // A warning: several R4 examples (ActivityDefinition-blood-tubes-supply, ...) have an empty div.
     issues.push(createIssue('invariant', 'The narrative has no text or image (txt-2)', path, 'warning'));
+  }
+}
+
+function collectLinks(tag: SaxesTagNS, path: string, links: NarrativeLinks): void {
+  for (const attribute of Object.values(tag.attributes)) {
+    if (attribute.uri) {
+      continue;
+    }
+    if (attribute.local === 'id' || (attribute.local === 'name' && (tag.local === 'a' || tag.local === 'map'))) {
+      links.addAnchor(attribute.value);
+    } else if (attribute.local === 'href' && attribute.value.startsWith('#') && attribute.value.length > 1) {
+      links.addLink(decodeFragment(attribute.value.slice(1)), path);
+    }
+  }
+}
+
+function decodeFragment(fragment: string): string {
+  try {
+    return decodeURIComponent(fragment);
+  } catch {
+    return fragment;
   }
 }
 

@@ -5,10 +5,10 @@
  */
 import { getSchema } from '@hearth/definitions';
 import { existsSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ProfileValidator } from './profiles.js';
 import type { ProfileDefinition } from './snapshot.js';
-import { packageResources, SPEC_CORE, SPEC_EXAMPLES } from './spec-data.test-util.js';
+import { breather, packageResources, SPEC_CORE, SPEC_EXAMPLES } from './spec-data.test-util.js';
 
 const present = existsSync(SPEC_CORE) && existsSync(SPEC_EXAMPLES);
 if (!present) {
@@ -18,24 +18,32 @@ if (!present) {
 describe.skipIf(!present)('R4 core profiles against the specification examples', () => {
   const definitions = new Map<string, ProfileDefinition>();
   const examples: [string, Record<string, unknown>][] = [];
-  if (present) {
+  const validator = new ProfileValidator({ schema: getSchema(), resolve: (url) => definitions.get(url) });
+  let declaring: [string, Record<string, unknown>][] = [];
+
+  // Read in a hook, not while collecting, and with pauses: tens of megabytes of JSON.
+  beforeAll(async () => {
+    const breathe = breather();
     for (const [, resource] of packageResources(SPEC_CORE)) {
+      await breathe();
       if (resource.resourceType === 'StructureDefinition' && resource.derivation === 'constraint') {
         definitions.set(resource.url as string, resource as unknown as ProfileDefinition);
       }
     }
     for (const entry of packageResources(SPEC_EXAMPLES)) {
+      await breathe();
       examples.push(entry);
     }
-  }
-  const validator = new ProfileValidator({ schema: getSchema(), resolve: (url) => definitions.get(url) });
-  const declaring = examples.filter(([, r]) =>
-    ((r.meta as { profile?: string[] } | undefined)?.profile ?? []).some((p) => definitions.has(p)),
-  );
+    declaring = examples.filter(([, r]) =>
+      ((r.meta as { profile?: string[] } | undefined)?.profile ?? []).some((p) => definitions.has(p)),
+    );
+  });
 
-  it('every example conforms to the core profiles it declares', () => {
+  it('every example conforms to the core profiles it declares', { timeout: 600_000 }, async () => {
+    const breathe = breather();
     const failures: string[] = [];
     for (const [file, resource] of declaring) {
+      await breathe();
       for (const url of (resource.meta as { profile: string[] }).profile.filter((p) => definitions.has(p))) {
         const errors = validator.validate(resource, url).filter((i) => i.severity === 'error');
         if (errors.length > 0) {

@@ -51,3 +51,24 @@ export function* packageResources(tgz: string): Generator<[string, Record<string
     }
   }
 }
+
+/**
+ * A pause for long synchronous loops over the spec's or Synthea's files: awaited between items, it
+ * yields to the event loop every `everyMs` of work. A test worker that runs synchronously for a
+ * minute on a busy machine cannot answer vitest in time ("Timeout calling onTaskUpdate"), which
+ * fails the whole run even though every test passed.
+ */
+export function breather(everyMs = 200): () => Promise<void> | undefined {
+  let last = performance.now();
+  return () => {
+    if (performance.now() - last < everyMs) {
+      return undefined;
+    }
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        last = performance.now();
+        resolve();
+      }),
+    );
+  };
+}

@@ -5,18 +5,24 @@
 import type { OperationOutcomeIssue } from '../fhir-types.js';
 import { createIssue } from '../outcome.js';
 import { checkAttachment } from './attachments.js';
-import { checkNarrativeXhtml } from './narrative.js';
+import { checkNarrativeXhtml, type NarrativeLinks } from './narrative.js';
 
 type Json = Record<string, unknown>;
 
 /** An absolute URI starts with a scheme (RFC 3986 section 4.3). */
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
-export function checkTypeRules(type: string, value: Json, path: string, issues: OperationOutcomeIssue[]): void {
+export function checkTypeRules(
+  type: string,
+  value: Json,
+  path: string,
+  issues: OperationOutcomeIssue[],
+  links?: NarrativeLinks,
+): void {
   switch (type) {
     case 'Narrative':
       if (typeof value.div === 'string') {
-        checkNarrativeXhtml(value.div, `${path}.div`, issues);
+        checkNarrativeXhtml(value.div, `${path}.div`, issues, links);
       }
       break;
     case 'Attachment':

@@ -569,3 +569,72 @@ describe('API', () => {
     expect(v.isResourceType('Patient')).toBe(false);
   });
 });
+
+describe('narrative hyperlinks and composite search parameters', () => {
+  const div = (body: string) => `<div xmlns="http://www.w3.org/1999/xhtml">${body}</div>`;
+
+  it("resolves a narrative's #links to its anchors, another narrative's, or a resource id", () => {
+    expectValid({
+      resourceType: 'Patient',
+      text: { status: 'generated', div: div('<p id="top">Jane</p><a href="#top">up</a> <a href="#med">med</a>') },
+      contained: [{ resourceType: 'Medication', id: 'med' }],
+      extension: [{ url: 'http://example.org/m', valueReference: { reference: '#med' } }],
+    });
+    expectValid({
+      resourceType: 'Bundle',
+      type: 'collection',
+      entry: [
+        {
+          fullUrl: 'urn:uuid:2b9a8d3c-7c55-4a79-9b0e-2f1d3c4b5a60',
+          resource: { resourceType: 'Patient', text: { status: 'generated', div: div('<a href="#n1">note</a>') } },
+        },
+        {
+          fullUrl: 'urn:uuid:8f2d7a4e-1b3c-4d5e-9f60-718293a4b5c6',
+          resource: {
+            resourceType: 'Basic',
+            code: { text: 'x' },
+            text: { status: 'generated', div: div('<a name="n1">N</a>') },
+          },
+        },
+      ],
+    });
+  });
+
+  it('warns about a #link that points to nothing, naming the narrative', () => {
+    const issues = validator.validate({
+      resourceType: 'Patient',
+      text: { status: 'generated', div: div('<p>See <a href="#Organization_X">above</a></p>') },
+    });
+    expect(issues.map((i) => [i.severity, i.expression?.[0], i.details?.text])).toEqual([
+      ['warning', 'Patient.text.div', "The narrative's hyperlink '#Organization_X' points to no anchor or resource id"],
+    ]);
+  });
+
+  it('refuses a composite SearchParameter with fewer than two components', () => {
+    const parameter = {
+      resourceType: 'SearchParameter',
+      url: 'http://example.org/SearchParameter/code-value',
+      name: 'CodeValue',
+      status: 'active',
+      description: 'code and value',
+      code: 'code-value',
+      base: ['Observation'],
+      type: 'composite',
+      expression: 'Observation',
+    };
+    expect(problems(parameter)).toEqual([
+      'SearchParameter: A composite SearchParameter defines two or more components (it has 0)',
+    ]);
+    const component = (definition: string) => ({ definition, expression: 'code' });
+    expect(
+      problems({ ...parameter, component: [component('http://hl7.org/fhir/SearchParameter/clinical-code')] }),
+    ).toEqual(['SearchParameter.component: A composite SearchParameter defines two or more components (it has 1)']);
+    expectValid({
+      ...parameter,
+      component: [
+        component('http://hl7.org/fhir/SearchParameter/clinical-code'),
+        component('http://hl7.org/fhir/SearchParameter/Observation-value-quantity'),
+      ],
+    });
+  });
+});

@@ -14,6 +14,7 @@ import { checkPrimitive } from './primitives.js';
 import { noteReference, type ReferenceUse } from './references.js';
 import { checkResourceRules } from './resource-rules.js';
 import { checkTypeRules } from './type-rules.js';
+import { NarrativeLinks } from './narrative.js';
 import type { ValidatorSchema } from './schema.js';
 
 export interface ValidateOptions {
@@ -66,6 +67,8 @@ class Run {
   private context: InvariantContext = { resource: undefined, rootResource: undefined };
   /** References met so far, for the rules that look across elements (resource-rules.ts). */
   private readonly references: ReferenceUse[] = [];
+  /** The narratives' internal hyperlinks and anchors, judged once the whole instance is walked. */
+  readonly narrativeLinks = new NarrativeLinks();
 
   constructor(private readonly compiled: CompiledSchema) {}
 
@@ -96,6 +99,9 @@ class Run {
     if (contained && value.contained !== undefined) {
       // dom-2: a contained resource SHALL NOT contain further contained resources.
       this.issue('invariant', 'A contained resource cannot contain other resources (dom-2)', `${path}.contained`);
+    }
+    if (typeof value.id === 'string') {
+      this.narrativeLinks.addAnchor(value.id);
     }
     const outer = this.context;
     this.context = { resource: value, rootResource: contained ? outer.resource : value };
@@ -143,7 +149,7 @@ class Run {
     if (type.name === 'Extension') {
       this.extensionContent(obj, type, path);
     }
-    checkTypeRules(type.name, obj, path, this.issues);
+    checkTypeRules(type.name, obj, path, this.issues, this.narrativeLinks);
     this.compiled.extensions.check(obj, type.name, path, this.issues);
     if (type.constraints) {
       this.compiled.invariants.check(
@@ -371,6 +377,7 @@ export function createValidator(schema: ValidatorSchema): Validator {
     const run = new Run(compiled);
     const resourceType = isObject(resource) ? resource.resourceType : undefined;
     run.resource(resource, typeof resourceType === 'string' ? resourceType : 'Resource', undefined, false);
+    run.narrativeLinks.check(run.issues);
     return run.issues;
   };
   return {
