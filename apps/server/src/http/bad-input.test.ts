@@ -37,6 +37,9 @@ const SCALE = Number(process.env.HEARTH_FUZZ_SCALE ?? 1) || 1;
 
 /** Sends a request; records it when the answer is a 5xx or a 4xx without an OperationOutcome. */
 async function check(options: InjectOptions): Promise<LightMyRequestResponse> {
+  // A turn of the event loop between requests: injected requests refused before any I/O run as one
+  // long chain of microtasks, and a worker that never reaches its timers loses its link to vitest.
+  await new Promise((resolve) => setImmediate(resolve));
   const res = await t.app.inject(options);
   const where = `${options.method ?? 'GET'} ${String(options.url).slice(0, 200)}`;
   if (res.statusCode >= 500) {
@@ -643,32 +646,43 @@ function hostileJson(h: Hostile): string {
 }
 
 /** Request bodies carrying `h` for a route taking `method`. */
+/**
+ * The bodies a route receives with one hostile value. Each payload is built when read: with a 10 MB
+ * value, building every body of every route up front joined hundreds of megabytes and held the
+ * worker's event loop for half a minute on a busy machine.
+ */
 function hostileBodies(method: string, path: string, h: Hostile): { contentType: string; payload: string }[] {
+  const lazy = (contentType: string, build: () => string) => ({
+    contentType,
+    get payload() {
+      return build();
+    },
+  });
   const bodies = [
-    { contentType: 'application/fhir+json', payload: hostileJson(h) },
-    { contentType: 'application/x-www-form-urlencoded', payload: FIELDS.map((f) => `${f}=${h.url}`).join('&') },
+    lazy('application/fhir+json', () => hostileJson(h)),
+    lazy('application/x-www-form-urlencoded', () => FIELDS.map((f) => `${f}=${h.url}`).join('&')),
   ];
   if (method === 'PATCH') {
-    bodies.push({
-      contentType: 'application/json-patch+json',
-      payload: withHostile([{ op: 'add', path: '/name', value: '__H__' }], h),
-    });
+    bodies.push(
+      lazy('application/json-patch+json', () => withHostile([{ op: 'add', path: '/name', value: '__H__' }], h)),
+    );
   }
   if (path === '/fhir/R4') {
-    bodies.push({
-      contentType: 'application/fhir+json',
-      payload: withHostile(
-        {
-          resourceType: 'Bundle',
-          type: 'transaction',
-          entry: [
-            { request: { method: 'GET', url: `Patient?name=${h.url}` } },
-            { request: { method: 'POST', url: 'Patient' }, resource: { resourceType: 'Patient', gender: '__H__' } },
-          ],
-        },
-        h,
+    bodies.push(
+      lazy('application/fhir+json', () =>
+        withHostile(
+          {
+            resourceType: 'Bundle',
+            type: 'transaction',
+            entry: [
+              { request: { method: 'GET', url: `Patient?name=${h.url}` } },
+              { request: { method: 'POST', url: 'Patient' }, resource: { resourceType: 'Patient', gender: '__H__' } },
+            ],
+          },
+          h,
+        ),
       ),
-    });
+    );
   }
   return bodies;
 }
