@@ -1,4 +1,4 @@
-import { Alert, Box, Button, Group, Loader, Slider, Stack, Table, Text } from '@mantine/core';
+import { Alert, Box, Button, Group, Loader, SimpleGrid, Slider, Stack, Table, Text } from '@mantine/core';
 import { useEffect, useMemo, useRef, useState, type PointerEvent, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { useHearth } from '../provider/HearthProvider.js';
@@ -195,9 +195,9 @@ function ImageView({ image, download }: { image: DicomImage; download: ReactNode
           up and down for the center.
         </Text>
       )}
-      <Group grow wrap="wrap" align="flex-end" gap="md">
+      <SimpleGrid cols={{ base: 1, sm: 2, md: 3 }} spacing="md" verticalSpacing="xs">
         {grey && (
-          <Stack gap={4} miw={200}>
+          <Stack gap={4}>
             <Text size="sm" aria-hidden>
               Window center
             </Text>
@@ -213,7 +213,7 @@ function ImageView({ image, download }: { image: DicomImage; download: ReactNode
           </Stack>
         )}
         {grey && (
-          <Stack gap={4} miw={200}>
+          <Stack gap={4}>
             <Text size="sm" aria-hidden>
               Window width
             </Text>
@@ -229,7 +229,7 @@ function ImageView({ image, download }: { image: DicomImage; download: ReactNode
           </Stack>
         )}
         {image.frames > 1 && (
-          <Stack gap={4} miw={200}>
+          <Stack gap={4}>
             <Text size="sm" aria-hidden>
               Frame {frame + 1} of {image.frames}
             </Text>
@@ -243,7 +243,7 @@ function ImageView({ image, download }: { image: DicomImage; download: ReactNode
             />
           </Stack>
         )}
-      </Group>
+      </SimpleGrid>
       <Group gap="xs">
         {grey && (
           <Button size="xs" variant="default" onClick={() => setWindow(start)}>
