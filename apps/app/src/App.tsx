@@ -39,6 +39,7 @@ const BotEditor = lazyPage(() => import('./admin/BotEditor.js'), 'BotEditor');
 const SuperAdminPage = lazyPage(() => import('./admin/SuperAdminPage.js'), 'SuperAdminPage');
 const AuditLogPage = lazyPage(() => import('./pages/AuditLogPage.js'), 'AuditLogPage');
 const MyAccessLogPage = lazyPage(() => import('./pages/MyAccessLogPage.js'), 'MyAccessLogPage');
+const ImagingInstancePage = lazyPage(() => import('./pages/ImagingInstancePage.js'), 'ImagingInstancePage');
 const GraphiQLPage = lazyPage(() => import('./pages/GraphiQLPage.js'), 'GraphiQLPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
@@ -190,6 +191,7 @@ function SignedIn(): ReactNode {
               <Route path="/admin/bots/:id" element={<BotEditor />} />
               <Route path="/admin/:tab?" element={<ProjectAdminPage />} />
               <Route path="/Patient/:patientId/encounter/:encounterId" element={<EncounterChartPage />} />
+              <Route path="/ImagingStudy/:studyId/instance/:instanceUid" element={<ImagingInstancePage />} />
               <Route path="/:resourceType" element={<SearchPage />} />
               <Route path="/:resourceType/new" element={<CreatePage />} />
               <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />

@@ -8,6 +8,16 @@ export { CodeableConceptInput, type CodeableConceptInputProps } from './Codeable
 export { CodingInput, useValueSetSearch, type CodingInputProps } from './CodingInput/CodingInput.js';
 export { expandValueSet } from './CodingInput/valueset.js';
 export { DateTimeInput, fhirToLocal, localToFhir, type DateTimeInputProps } from './DateTimeInput/DateTimeInput.js';
+export { DicomViewer, type DicomViewerProps } from './DicomViewer/DicomViewer.js';
+export {
+  initialWindow,
+  readDicom,
+  renderFrame,
+  transferSyntaxName,
+  type DicomImage,
+  type DicomTags,
+  type Window as DicomWindow,
+} from './DicomViewer/dicom-image.js';
 export { EncounterDiagnoses, type EncounterDiagnosesProps } from './EncounterDiagnoses/EncounterDiagnoses.js';
 export { diagnosisTransaction, ENCOUNTER_DIAGNOSIS } from './EncounterDiagnoses/diagnosis.js';
 export { EncounterNote, type EncounterNoteProps } from './EncounterNote/EncounterNote.js';
@@ -20,6 +30,22 @@ export {
   textToXhtml,
   xhtmlToText,
 } from './EncounterNote/note.js';
+export {
+  ImagingStudyList,
+  type ImagingInstanceTarget,
+  type ImagingStudyListProps,
+} from './ImagingStudyList/ImagingStudyList.js';
+export {
+  accessionNumber,
+  IMAGING_INSTANCE_CONTENT,
+  instanceBinary,
+  sortedSeries,
+  studyCounts,
+  studyInstanceUid,
+  studyModalities,
+  type ImagingInstance,
+  type ImagingSeries,
+} from './ImagingStudyList/imaging.js';
 export { JsonEditor, JsonView, type JsonEditorProps, type JsonViewProps } from './JsonEditor/JsonEditor.js';
 export { NumericInput, parseNumeric, type NumericInputProps } from './NumericInput/NumericInput.js';
 export { ObservationChart, groupByCode, type ObservationChartProps } from './ObservationChart/ObservationChart.js';

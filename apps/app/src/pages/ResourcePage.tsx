@@ -9,6 +9,7 @@ import {
   type Subscription,
 } from '@hearth/core';
 import {
+  ImagingStudyList,
   JsonEditor,
   OperationOutcomeAlert,
   PatientHeader,
@@ -43,7 +44,7 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'imaging'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -64,6 +65,7 @@ export function ResourcePage(): ReactNode {
   const labels: Record<string, string> = {
     summary: 'Summary',
     timeline: 'Timeline',
+    imaging: 'Imaging',
     agent: 'Agent',
     preview: 'Fill in',
     builder: 'Builder',
@@ -119,6 +121,14 @@ export function ResourcePage(): ReactNode {
         </Tabs.Panel>
         <Tabs.Panel value="timeline" pt="md">
           <PatientTimeline patientId={id} onOpen={(r) => navigate(openFromTimeline(id, r))} />
+        </Tabs.Panel>
+        <Tabs.Panel value="imaging" pt="md">
+          <ImagingStudyList
+            patientId={id}
+            onOpenInstance={({ study, instance }) =>
+              navigate(`/ImagingStudy/${study.id}/instance/${encodeURIComponent(instance.uid)}`)
+            }
+          />
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
           <AgentPanel agent={resource as Agent} />

@@ -63,7 +63,7 @@ export interface Recorded {
 
 export type Route = (req: Recorded) => unknown | Promise<unknown>;
 
-/** A response: a value is sent as JSON with 200; a [status, body] pair with that status. */
+/** A response: a value is sent as JSON with 200; a Reply with its status; a Response as it is (e.g. a Binary's bytes). */
 export class Reply {
   constructor(
     readonly status: number,
@@ -100,6 +100,7 @@ export function mockClient(routes: Record<string, Route>): { client: HearthClien
       });
     }
     const result = await route(req);
+    if (result instanceof Response) return result;
     return result instanceof Reply ? json(result.status, result.body) : json(200, result);
   };
   const client = new HearthClient({ baseUrl: 'http://test.local/', fetch, storage: new MemoryStorage(), cacheTime: 0 });
