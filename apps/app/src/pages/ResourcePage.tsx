@@ -28,6 +28,7 @@ import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { AgentPanel } from './AgentPanel.js';
 import { StartEncounterButton } from './encounter-actions.js';
+import { PatientLabs } from './LabPages.js';
 import { PatientSummary } from './PatientSummary.js';
 import { SubscriptionDeliveries } from './SubscriptionDeliveries.js';
 
@@ -43,7 +44,7 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'labs'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -64,6 +65,7 @@ export function ResourcePage(): ReactNode {
   const labels: Record<string, string> = {
     summary: 'Summary',
     timeline: 'Timeline',
+    labs: 'Labs',
     agent: 'Agent',
     preview: 'Fill in',
     builder: 'Builder',
@@ -119,6 +121,9 @@ export function ResourcePage(): ReactNode {
         </Tabs.Panel>
         <Tabs.Panel value="timeline" pt="md">
           <PatientTimeline patientId={id} onOpen={(r) => navigate(openFromTimeline(id, r))} />
+        </Tabs.Panel>
+        <Tabs.Panel value="labs" pt="md">
+          <PatientLabs patientId={id} />
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
           <AgentPanel agent={resource as Agent} />
