@@ -25,7 +25,7 @@ import {
   useHearthContext,
   useMetadata,
 } from '@hearth/react';
-import { Suspense, useCallback, type ReactNode } from 'react';
+import { Suspense, useCallback, useEffect, useState, type ReactNode } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
 import { lazyPage } from './lazy-page.js';
@@ -49,6 +49,8 @@ const SuperAdminPage = lazyPage(() => import('./admin/SuperAdminPage.js'), 'Supe
 const AuditLogPage = lazyPage(() => import('./pages/AuditLogPage.js'), 'AuditLogPage');
 const MyAccessLogPage = lazyPage(() => import('./pages/MyAccessLogPage.js'), 'MyAccessLogPage');
 const GraphiQLPage = lazyPage(() => import('./pages/GraphiQLPage.js'), 'GraphiQLPage');
+/** Dispatched by the results inbox when a result is acknowledged (kept here: the page is a lazy chunk). */
+const RESULTS_REVIEWED = 'hearth:results-reviewed';
 const LabOrderNewPage = lazyPage(() => import('./pages/LabPages.js'), 'LabOrderNewPage');
 const LabOrderPage = lazyPage(() => import('./pages/LabPages.js'), 'LabOrderPage');
 const LabReportPage = lazyPage(() => import('./pages/LabPages.js'), 'LabReportPage');
@@ -243,9 +245,15 @@ function InboxLink({
 }): ReactNode {
   const { client } = useHearthContext();
   const location = useLocation();
+  const [reviewed, setReviewed] = useState(0);
+  useEffect(() => {
+    const bump = () => setReviewed((n) => n + 1);
+    window.addEventListener(RESULTS_REVIEWED, bump);
+    return () => window.removeEventListener(RESULTS_REVIEWED, bump);
+  }, []);
   const count = useAsync(
     () => countUnreviewed(client, { reference: `Practitioner/${practitionerId}` }),
-    `${practitionerId}${location.pathname}${location.key}`,
+    `${practitionerId}${location.pathname}${location.key}/${reviewed}`,
   );
   const unread = count.data ?? 0;
   return (

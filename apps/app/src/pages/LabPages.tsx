@@ -26,8 +26,12 @@ import {
 } from '@hearth/react';
 import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
+import { ScrollRegion } from '../components/ScrollRegion.js';
 import { clinicianReference } from './encounter-actions.js';
 import { loadPatientLabs, loadRequisition } from './labs-data.js';
+
+/** Dispatched on window when a result is acknowledged: the navigation's unread count (App.tsx) listens. */
+const RESULTS_REVIEWED = 'hearth:results-reviewed';
 
 const STATUS_COLOR: Record<string, string> = { draft: 'gray', active: 'blue', completed: 'green', revoked: 'red' };
 
@@ -49,7 +53,7 @@ export function PatientLabs({ patientId }: { patientId: string }): ReactNode {
           Orders
         </Title>
         {data.orders.length ? (
-          <Table.ScrollContainer minWidth={0}>
+          <ScrollRegion label="Order list">
             <Table aria-label="Lab orders" verticalSpacing={4}>
               <Table.Thead>
                 <Table.Tr>
@@ -78,7 +82,7 @@ export function PatientLabs({ patientId }: { patientId: string }): ReactNode {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </ScrollRegion>
         ) : (
           <Text size="sm" c="dimmed">
             No lab order yet
@@ -279,7 +283,10 @@ export function ResultsInboxPage({ onChange }: { onChange?: () => void }): React
         <ResultsInbox
           practitioner={clinician}
           onOpen={(reportId) => navigate(`/labs/report/${reportId}`)}
-          onAcknowledged={onChange}
+          onAcknowledged={() => {
+            window.dispatchEvent(new Event(RESULTS_REVIEWED));
+            onChange?.();
+          }}
         />
       ) : (
         <Alert color="yellow">The results inbox is a practitioner&apos;s: sign in as one to see it.</Alert>

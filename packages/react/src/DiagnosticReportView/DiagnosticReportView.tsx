@@ -6,8 +6,9 @@ import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcome
 import { useHearth } from '../provider/HearthProvider.js';
 import { useAsync } from '../provider/hooks.js';
 import { observationValue } from '../ResourceDescription/describe.js';
-import { flagColor, FlagBadge } from '../ResultEntryForm/ResultEntryForm.js';
+import { FlagBadge } from '../ResultEntryForm/ResultEntryForm.js';
 import { analyteKey, loadReport, observationFlag, previousResult, resultTime } from './report.js';
+import { ScrollRegion } from '../util/scroll-region.js';
 
 export interface DiagnosticReportViewProps {
   /** The DiagnosticReport's id. */
@@ -15,6 +16,8 @@ export interface DiagnosticReportViewProps {
   /** Reload key: a new value reads the report again. */
   version?: string | number;
 }
+
+const critical = (flag: string | undefined) => flag === 'HH' || flag === 'LL';
 
 function rangeText(o: Observation): string {
   const range = o.referenceRange?.[0];
@@ -43,11 +46,11 @@ export function DiagnosticReportView({ reportId, version }: DiagnosticReportView
     const f = observationFlag(o);
     return f && f !== 'N';
   });
-  const critical = observations.some((o) => ['HH', 'LL'].includes(observationFlag(o) ?? ''));
+  const anyCritical = observations.some((o) => critical(observationFlag(o)));
   return (
     <Stack>
       <ReportHeading report={report} />
-      {critical && (
+      {anyCritical && (
         <Alert color="red" role="alert" title="Critical result">
           {flagged
             .filter((o) => ['HH', 'LL'].includes(observationFlag(o) ?? ''))
@@ -55,8 +58,8 @@ export function DiagnosticReportView({ reportId, version }: DiagnosticReportView
             .join(' · ')}
         </Alert>
       )}
-      <Table.ScrollContainer minWidth={0}>
-        <Table aria-label="Results" striped verticalSpacing={4}>
+      <ScrollRegion label="Report values">
+        <Table aria-label="Results" verticalSpacing={4}>
           <Table.Thead>
             <Table.Tr>
               <Table.Th>Analyte</Table.Th>
@@ -73,14 +76,14 @@ export function DiagnosticReportView({ reportId, version }: DiagnosticReportView
               const { previous, change } = previousResult(o, history[analyteKey(o)] ?? []);
               const highlighted = flag && flag !== 'N';
               return (
-                <Table.Tr key={o.id} data-flag={flag ?? ''}>
+                <Table.Tr
+                  key={o.id}
+                  data-flag={flag ?? ''}
+                  bg={highlighted ? (critical(flag) ? 'red.0' : 'orange.0') : undefined}
+                >
                   <Table.Td>{o.code?.text ?? formatCodeableConcept(o.code)}</Table.Td>
                   <Table.Td>
-                    <Text
-                      size="sm"
-                      fw={highlighted ? 700 : undefined}
-                      c={highlighted ? `${flagColor(flag)}.9` : undefined}
-                    >
+                    <Text size="sm" fw={highlighted ? 700 : undefined} c={critical(flag) ? 'red.9' : undefined}>
                       {observationValue(o)}
                     </Text>
                   </Table.Td>
@@ -109,7 +112,7 @@ export function DiagnosticReportView({ reportId, version }: DiagnosticReportView
             })}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </ScrollRegion>
       {report.conclusion && (
         <Text size="sm">
           <Text span fw={600}>

@@ -11,6 +11,7 @@ import {
 import type { ReactNode } from 'react';
 import { orderRequisition, orderSpecimen } from '../LabOrderForm/order.js';
 import { identifierText } from '../PatientHeader/PatientHeader.js';
+import { ScrollRegion } from '../util/scroll-region.js';
 
 export interface LabRequisitionProps {
   /** The orders of one requisition (same requisition number). */
@@ -80,7 +81,7 @@ export function LabRequisition({ orders, patient, requester }: LabRequisitionPro
             <Row label="Reason" value={reasons.join('; ')} />
           </Table.Tbody>
         </Table>
-        <Table.ScrollContainer minWidth={0}>
+        <ScrollRegion label="Requisition tests">
           <Table withTableBorder verticalSpacing={4} aria-label="Tests">
             <Table.Thead>
               <Table.Tr>
@@ -112,7 +113,7 @@ export function LabRequisition({ orders, patient, requester }: LabRequisitionPro
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </ScrollRegion>
       </Stack>
     </section>
   );

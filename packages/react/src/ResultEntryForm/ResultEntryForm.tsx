@@ -13,6 +13,7 @@ import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcome
 import { useHearth } from '../provider/HearthProvider.js';
 import { useAction } from '../provider/use-action.js';
 import { resultErrors, resultRows, resultTransaction, rowFlag, type ResultRow } from './results.js';
+import { ScrollRegion } from '../util/scroll-region.js';
 
 export interface ResultEntryFormProps {
   /** The active order the result answers. */
@@ -84,7 +85,7 @@ export function ResultEntryForm({ order, performer, onSaved }: ResultEntryFormPr
   return (
     <form onSubmit={save} aria-label="Lab result" noValidate>
       <Stack gap="sm">
-        <Table.ScrollContainer minWidth={0}>
+        <ScrollRegion label="Result rows">
           <Table aria-label="Results to enter" verticalSpacing={4}>
             <Table.Thead>
               <Table.Tr>
@@ -163,7 +164,7 @@ export function ResultEntryForm({ order, performer, onSaved }: ResultEntryFormPr
               })}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </ScrollRegion>
         <Group align="flex-end" gap="md" wrap="wrap">
           <DateTimeInput label="Collected at" type="dateTime" value={effective} onChange={setEffective} required />
         </Group>
