@@ -71,7 +71,7 @@ export function PatientLabs({ patientId }: { patientId: string }): ReactNode {
                         {formatCodeableConcept(o.code) || 'Lab order'}
                       </Anchor>
                     </Table.Td>
-                    <Table.Td>
+                    <Table.Td miw={124}>
                       <Badge variant="light" color={STATUS_COLOR[o.status] ?? 'gray'}>
                         {o.status}
                       </Badge>
