@@ -1,5 +1,6 @@
 import {
   AppShell,
+  Badge,
   Burger,
   Button,
   Center,
@@ -15,8 +16,16 @@ import {
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { getDisplayString, type HearthClient } from '@hearth/core';
-import { getResourceTypes, HearthProvider, ResourceAvatar, useHearthContext, useMetadata } from '@hearth/react';
-import { Suspense, useCallback, type ReactNode } from 'react';
+import {
+  countUnreviewed,
+  getResourceTypes,
+  HearthProvider,
+  ResourceAvatar,
+  useAsync,
+  useHearthContext,
+  useMetadata,
+} from '@hearth/react';
+import { Suspense, useCallback, useEffect, useState, type ReactNode } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
 import { lazyPage } from './lazy-page.js';
@@ -41,6 +50,13 @@ const AuditLogPage = lazyPage(() => import('./pages/AuditLogPage.js'), 'AuditLog
 const MyAccessLogPage = lazyPage(() => import('./pages/MyAccessLogPage.js'), 'MyAccessLogPage');
 const ImagingInstancePage = lazyPage(() => import('./pages/ImagingInstancePage.js'), 'ImagingInstancePage');
 const GraphiQLPage = lazyPage(() => import('./pages/GraphiQLPage.js'), 'GraphiQLPage');
+/** Dispatched by the results inbox when a result is acknowledged (kept here: the page is a lazy chunk). */
+const RESULTS_REVIEWED = 'hearth:results-reviewed';
+const LabOrderNewPage = lazyPage(() => import('./pages/LabPages.js'), 'LabOrderNewPage');
+const LabOrderPage = lazyPage(() => import('./pages/LabPages.js'), 'LabOrderPage');
+const LabReportPage = lazyPage(() => import('./pages/LabPages.js'), 'LabReportPage');
+const RequisitionPage = lazyPage(() => import('./pages/LabPages.js'), 'RequisitionPage');
+const ResultsInboxPage = lazyPage(() => import('./pages/LabPages.js'), 'ResultsInboxPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
   const navigate = useNavigate();
@@ -151,6 +167,13 @@ function SignedIn(): ReactNode {
               onClick={close}
             />
           ))}
+          {profile.resourceType === 'Practitioner' && (
+            <InboxLink
+              practitionerId={profile.id as string}
+              active={location.pathname.startsWith('/labs/inbox')}
+              onClick={close}
+            />
+          )}
           <NavLink
             label="GraphiQL"
             component={Link}
@@ -192,6 +215,11 @@ function SignedIn(): ReactNode {
               <Route path="/admin/:tab?" element={<ProjectAdminPage />} />
               <Route path="/Patient/:patientId/encounter/:encounterId" element={<EncounterChartPage />} />
               <Route path="/ImagingStudy/:studyId/instance/:instanceUid" element={<ImagingInstancePage />} />
+              <Route path="/Patient/:patientId/labs/new" element={<LabOrderNewPage />} />
+              <Route path="/labs/inbox" element={<ResultsInboxPage />} />
+              <Route path="/labs/order/:id" element={<LabOrderPage />} />
+              <Route path="/labs/order/:id/requisition" element={<RequisitionPage />} />
+              <Route path="/labs/report/:id" element={<LabReportPage />} />
               <Route path="/:resourceType" element={<SearchPage />} />
               <Route path="/:resourceType/new" element={<CreatePage />} />
               <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />
@@ -201,6 +229,50 @@ function SignedIn(): ReactNode {
         </ErrorBoundary>
       </AppShell.Main>
     </AppShell>
+  );
+}
+
+/**
+ * The navigation's link to the results inbox, with the number of results awaiting review (counted
+ * again on each page change, so acknowledging one lowers it).
+ */
+function InboxLink({
+  practitionerId,
+  active,
+  onClick,
+}: {
+  practitionerId: string;
+  active: boolean;
+  onClick: () => void;
+}): ReactNode {
+  const { client } = useHearthContext();
+  const location = useLocation();
+  const [reviewed, setReviewed] = useState(0);
+  useEffect(() => {
+    const bump = () => setReviewed((n) => n + 1);
+    window.addEventListener(RESULTS_REVIEWED, bump);
+    return () => window.removeEventListener(RESULTS_REVIEWED, bump);
+  }, []);
+  const count = useAsync(
+    () => countUnreviewed(client, { reference: `Practitioner/${practitionerId}` }),
+    `${practitionerId}${location.pathname}${location.key}/${reviewed}`,
+  );
+  const unread = count.data ?? 0;
+  return (
+    <NavLink
+      label="Results inbox"
+      component={Link}
+      to="/labs/inbox"
+      active={active}
+      onClick={onClick}
+      rightSection={
+        unread > 0 ? (
+          <Badge size="sm" color="red" circle={unread < 10} aria-label={`${unread} unreviewed`}>
+            {unread}
+          </Badge>
+        ) : undefined
+      }
+    />
   );
 }
 

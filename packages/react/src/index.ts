@@ -102,3 +102,41 @@ export { blame, diffLines, versionText } from './util/diff.js';
 export { formatValue, searchParamValue } from './util/format.js';
 export { issuesByPath, normalizeExpression } from './util/outcome.js';
 export { humanize, prune } from './util/values.js';
+export { DiagnosticReportView, type DiagnosticReportViewProps } from './DiagnosticReportView/DiagnosticReportView.js';
+export {
+  analyteKey,
+  loadReport,
+  observationFlag,
+  previousResult,
+  resultTime,
+  type LoadedReport,
+} from './DiagnosticReportView/report.js';
+export {
+  LabOrderActions,
+  LabOrderForm,
+  type LabOrderActionsProps,
+  type LabOrderFormProps,
+} from './LabOrderForm/LabOrderForm.js';
+export {
+  allowedTransitions,
+  labOrderTransaction,
+  ORDER_TRANSITIONS,
+  orderRequisition,
+  orderSpecimen,
+  requisitionNumber,
+  transitionOrder,
+  type LabOrderInput,
+  type LabOrderStatus,
+} from './LabOrderForm/order.js';
+export { LabRequisition, type LabRequisitionProps } from './LabRequisition/LabRequisition.js';
+export { FlagBadge, flagColor, ResultEntryForm, type ResultEntryFormProps } from './ResultEntryForm/ResultEntryForm.js';
+export {
+  resultErrors,
+  resultRows,
+  resultTransaction,
+  rowFlag,
+  type ResultContext,
+  type ResultRow,
+} from './ResultEntryForm/results.js';
+export { ResultsInbox, type ResultsInboxProps } from './ResultsInbox/ResultsInbox.js';
+export { acknowledge, countUnreviewed, inboxQuery, loadInbox, type InboxItem } from './ResultsInbox/inbox.js';

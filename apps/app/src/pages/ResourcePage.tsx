@@ -29,6 +29,7 @@ import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { AgentPanel } from './AgentPanel.js';
 import { StartEncounterButton } from './encounter-actions.js';
+import { PatientLabs } from './LabPages.js';
 import { PatientSummary } from './PatientSummary.js';
 import { SubscriptionDeliveries } from './SubscriptionDeliveries.js';
 
@@ -44,7 +45,7 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'imaging'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'labs', 'imaging'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -65,6 +66,7 @@ export function ResourcePage(): ReactNode {
   const labels: Record<string, string> = {
     summary: 'Summary',
     timeline: 'Timeline',
+    labs: 'Labs',
     imaging: 'Imaging',
     agent: 'Agent',
     preview: 'Fill in',
@@ -121,6 +123,9 @@ export function ResourcePage(): ReactNode {
         </Tabs.Panel>
         <Tabs.Panel value="timeline" pt="md">
           <PatientTimeline patientId={id} onOpen={(r) => navigate(openFromTimeline(id, r))} />
+        </Tabs.Panel>
+        <Tabs.Panel value="labs" pt="md">
+          <PatientLabs patientId={id} />
         </Tabs.Panel>
         <Tabs.Panel value="imaging" pt="md">
           <ImagingStudyList

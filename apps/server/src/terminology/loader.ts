@@ -9,6 +9,7 @@ import { buildStoredVersion } from '../storage/serialize.js';
 import { writeVersions } from '../storage/sql/versions.js';
 import { getSetting } from '../storage/settings.js';
 import type { RepositoryDeps, StoredVersion } from '../storage/types.js';
+import { LAB_TESTS_TERMINOLOGY } from './content/lab-tests.js';
 
 /** The R4 definition files holding terminology (hl7.org/fhir/R4/downloads.html), read as data. */
 export const R4_TERMINOLOGY_FILES = ['valuesets.json', 'v2-tables.json', 'v3-codesystems.json', 'conceptmaps.json'];
@@ -43,6 +44,7 @@ const CONTENT: { key: string; bundles: () => Iterable<TerminologyBundle> }[] = [
   // The platform's own code systems and value sets (Project.features, ClientApplication.status,
   // …), so that their required bindings can be expanded like R4's.
   { key: 'terminology.platform.loaded', bundles: () => [PLATFORM_TERMINOLOGY as TerminologyBundle] },
+  { key: 'terminology.lab-tests.loaded', bundles: () => [LAB_TESTS_TERMINOLOGY as TerminologyBundle] },
 ];
 
 function* bundlesOf(parts: typeof CONTENT): Iterable<TerminologyBundle> {
