@@ -39,6 +39,8 @@ export const SERVER_LAYERS: Record<string, number> = {
   graphql: 3,
   bootstrap: 3,
   imaging: 3,
+  // Care plans: PlanDefinition/$apply.
+  careplans: 3,
   // The access audit trail: capture, storage, search, chain, retention.
   audit: 3,
   // Wires the queue, bots and subscriptions together.

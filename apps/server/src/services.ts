@@ -30,6 +30,7 @@ import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
+import { applyOperation } from './careplans/apply.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
@@ -204,6 +205,7 @@ export async function createServices(
   await audit.scheduleRetention(automation.jobs);
   audit.start();
   operations.register(everythingOperation(search.service));
+  operations.register(applyOperation());
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,
