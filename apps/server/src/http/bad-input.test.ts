@@ -286,7 +286,7 @@ const HEADERS: Record<string, string>[] = [
   { authorization: 'Basic %%%' },
 ];
 
-describe('bad input never answers 5xx, and every 4xx is an OperationOutcome', () => {
+describe('bad input never answers 5xx, and every 4xx is an OperationOutcome', { timeout: 300_000 }, () => {
   it('methods x paths x queries', async () => {
     const requests: InjectOptions[] = [];
     for (const path of PATHS()) {
@@ -687,7 +687,8 @@ function hostileBodies(method: string, path: string, h: Hostile): { contentType:
   return bodies;
 }
 
-describe('hostile text, numbers, nesting and sizes (issue 12)', () => {
+// Minutes on a busy machine: thousands of requests, some of 10 MB.
+describe('hostile text, numbers, nesting and sizes (issue 12)', { timeout: 300_000 }, () => {
   it('every search parameter type and modifier: NUL, surrogates, overlong numbers, deep nesting', async () => {
     const { typed, common } = representativeParams();
     expect(new Set(typed.map((p) => p.type))).toEqual(new Set(PARAM_TYPES));

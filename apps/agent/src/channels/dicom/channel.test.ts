@@ -243,6 +243,24 @@ describe('DICOM channel: push (storage SCU)', () => {
     );
   });
 
+  /** storescp takes a moment to listen, longer on a busy machine: try to connect until it does. */
+  async function untilListening(port: number, withinMs: number): Promise<void> {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const open = await new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      });
+      if (open) return;
+      if (Date.now() > deadline) throw new Error(`storescp did not listen on ${port} within ${withinMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   it.skipIf(!dcmtk)("pushes to DCMTK's storescp", async () => {
     const { channel } = await startChannel();
     const probe = net.createServer();
@@ -252,7 +270,7 @@ describe('DICOM channel: push (storage SCU)', () => {
     const out = mkdtempSync(join(workDir, 'storescp-'));
     const scp = spawn('storescp', ['-aet', 'STORESCP', '-od', out, '--exec-on-reception', 'true', String(port)]);
     cleanup.push(() => void scp.kill());
-    await new Promise((r) => setTimeout(r, 500));
+    await untilListening(port, 15_000);
     const { file, elements } = syntheticInstance();
     const answer = await channel.push(`STORESCP@127.0.0.1:${port}`, dicomMessage(file), 10_000);
     expect(JSON.parse(answer!.body)).toEqual({ status: '0000' });
