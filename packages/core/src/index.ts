@@ -24,3 +24,4 @@ export * from './agent/index.js';
 export * from './hl7/index.js';
 export * from './astm/index.js';
 export * from './async-jobs.js';
+export * from './sig.js';
