@@ -76,3 +76,21 @@ export { blame, diffLines, versionText } from './util/diff.js';
 export { formatValue, searchParamValue } from './util/format.js';
 export { issuesByPath, normalizeExpression } from './util/outcome.js';
 export { humanize, prune } from './util/values.js';
+export {
+  MedicationList,
+  MEDICATION_GROUPS,
+  stoppedRequest,
+  type MedicationListProps,
+} from './MedicationList/MedicationList.js';
+export { PrescribeForm, type PrescribeFormProps } from './PrescribeForm/PrescribeForm.js';
+export {
+  allergyConflicts,
+  doseUnitOf,
+  draftDosage,
+  MEDICATION_ALLERGENS_MAP,
+  MEDICATIONS_VALUE_SET,
+  prescriptionResource,
+  routeOf,
+  type AllergyConflict,
+  type PrescriptionDraft,
+} from './PrescribeForm/prescription.js';

@@ -10,9 +10,11 @@ import {
 } from '@hearth/core';
 import {
   JsonEditor,
+  MedicationList,
   OperationOutcomeAlert,
   PatientHeader,
   PatientTimeline,
+  PrescribeForm,
   QuestionnaireBuilder,
   QuestionnaireForm,
   ReferenceInput,
@@ -22,6 +24,7 @@ import {
   ResourceHistory,
   ResourceTable,
   useHearth,
+  useProfile,
   useResource,
 } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
@@ -43,7 +46,7 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -64,6 +67,7 @@ export function ResourcePage(): ReactNode {
   const labels: Record<string, string> = {
     summary: 'Summary',
     timeline: 'Timeline',
+    medications: 'Medications',
     agent: 'Agent',
     preview: 'Fill in',
     builder: 'Builder',
@@ -119,6 +123,9 @@ export function ResourcePage(): ReactNode {
         </Tabs.Panel>
         <Tabs.Panel value="timeline" pt="md">
           <PatientTimeline patientId={id} onOpen={(r) => navigate(openFromTimeline(id, r))} />
+        </Tabs.Panel>
+        <Tabs.Panel value="medications" pt="md">
+          <PatientMedications patientId={id} />
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
           <AgentPanel agent={resource as Agent} />
@@ -195,6 +202,24 @@ function QuestionnaireFill({ questionnaire }: { questionnaire: Questionnaire }):
         subject={subject}
         onSubmit={async (response) => setSaved((await client.createResource(response)) as Resource)}
       />
+    </Stack>
+  );
+}
+
+/** The patient's medications: the list by status (stop with a reason) and a form to prescribe. */
+function PatientMedications({ patientId }: { patientId: string }): ReactNode {
+  const profile = useProfile();
+  const [version, setVersion] = useState(0);
+  const requester = profile?.resourceType === 'Practitioner' ? { reference: `Practitioner/${profile.id}` } : undefined;
+  return (
+    <Stack gap="lg" maw={900}>
+      <MedicationList patientId={patientId} version={version} />
+      <section aria-label="New prescription">
+        <Title order={4} mb="xs">
+          Prescribe
+        </Title>
+        <PrescribeForm patientId={patientId} requester={requester} onPrescribed={() => setVersion((v) => v + 1)} />
+      </section>
     </Stack>
   );
 }
