@@ -69,7 +69,8 @@ export function PrescribeForm({ patientId, requester, onPrescribed }: PrescribeF
     };
   }, [client, patientId, medication?.system, medication?.code]);
 
-  const sig = formatSig(draftDosage(draft));
+  // No sig until there is a dose to take (a route alone reads "Take by mouth").
+  const sig = draft.doseValue === undefined ? '' : formatSig(draftDosage(draft));
   const frequency = FREQUENCIES.find(
     (f) => f.frequency === draft.frequency && f.period === draft.period && f.unit === draft.periodUnit,
   );
@@ -179,7 +180,7 @@ export function PrescribeForm({ patientId, requester, onPrescribed }: PrescribeF
           />
         </Group>
         <Text role="status" aria-label="Sig" fw={500}>
-          {sig ? `Sig: ${sig}` : 'Sig: choose a dose and frequency'}
+          {sig ? `Sig: ${sig}` : 'Sig: enter a dose'}
         </Text>
         {conflicts.length > 0 && (
           <Alert color="red" title="Allergy warning" role="alert">
