@@ -25,3 +25,4 @@ export * from './hl7/index.js';
 export * from './astm/index.js';
 export * from './async-jobs.js';
 export * from './labs.js';
+export * from './sig.js';

@@ -140,3 +140,21 @@ export {
 } from './ResultEntryForm/results.js';
 export { ResultsInbox, type ResultsInboxProps } from './ResultsInbox/ResultsInbox.js';
 export { acknowledge, countUnreviewed, inboxQuery, loadInbox, type InboxItem } from './ResultsInbox/inbox.js';
+export {
+  MedicationList,
+  MEDICATION_GROUPS,
+  stoppedRequest,
+  type MedicationListProps,
+} from './MedicationList/MedicationList.js';
+export { PrescribeForm, type PrescribeFormProps } from './PrescribeForm/PrescribeForm.js';
+export {
+  allergyConflicts,
+  doseUnitOf,
+  draftDosage,
+  MEDICATION_ALLERGENS_MAP,
+  MEDICATIONS_VALUE_SET,
+  prescriptionResource,
+  routeOf,
+  type AllergyConflict,
+  type PrescriptionDraft,
+} from './PrescribeForm/prescription.js';

@@ -11,9 +11,11 @@ import {
 import {
   ImagingStudyList,
   JsonEditor,
+  MedicationList,
   OperationOutcomeAlert,
   PatientHeader,
   PatientTimeline,
+  PrescribeForm,
   QuestionnaireBuilder,
   QuestionnaireForm,
   ReferenceInput,
@@ -23,6 +25,7 @@ import {
   ResourceHistory,
   ResourceTable,
   useHearth,
+  useProfile,
   useResource,
 } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
@@ -45,7 +48,7 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'labs', 'imaging'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -66,6 +69,7 @@ export function ResourcePage(): ReactNode {
   const labels: Record<string, string> = {
     summary: 'Summary',
     timeline: 'Timeline',
+    medications: 'Medications',
     labs: 'Labs',
     imaging: 'Imaging',
     agent: 'Agent',
@@ -123,6 +127,9 @@ export function ResourcePage(): ReactNode {
         </Tabs.Panel>
         <Tabs.Panel value="timeline" pt="md">
           <PatientTimeline patientId={id} onOpen={(r) => navigate(openFromTimeline(id, r))} />
+        </Tabs.Panel>
+        <Tabs.Panel value="medications" pt="md">
+          <PatientMedications patientId={id} />
         </Tabs.Panel>
         <Tabs.Panel value="labs" pt="md">
           <PatientLabs patientId={id} />
@@ -210,6 +217,24 @@ function QuestionnaireFill({ questionnaire }: { questionnaire: Questionnaire }):
         subject={subject}
         onSubmit={async (response) => setSaved((await client.createResource(response)) as Resource)}
       />
+    </Stack>
+  );
+}
+
+/** The patient's medications: the list by status (stop with a reason) and a form to prescribe. */
+function PatientMedications({ patientId }: { patientId: string }): ReactNode {
+  const profile = useProfile();
+  const [version, setVersion] = useState(0);
+  const requester = profile?.resourceType === 'Practitioner' ? { reference: `Practitioner/${profile.id}` } : undefined;
+  return (
+    <Stack gap="lg" maw={900}>
+      <MedicationList patientId={patientId} version={version} />
+      <section aria-label="New prescription">
+        <Title order={4} mb="xs">
+          Prescribe
+        </Title>
+        <PrescribeForm patientId={patientId} requester={requester} onPrescribed={() => setVersion((v) => v + 1)} />
+      </section>
     </Stack>
   );
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { generateId, type Resource } from '@hearth/core';
 import { PLATFORM_TERMINOLOGY, r4DefinitionsDir } from '@hearth/definitions';
 import type { Logger } from '../platform/logger.js';
+import { MEDICATIONS_TERMINOLOGY } from './content/medications.js';
 import type { Pool, PoolClient } from '../platform/postgres.js';
 import { Repository } from '../storage/repository.js';
 import { buildStoredVersion } from '../storage/serialize.js';
@@ -45,6 +46,8 @@ const CONTENT: { key: string; bundles: () => Iterable<TerminologyBundle> }[] = [
   // …), so that their required bindings can be expanded like R4's.
   { key: 'terminology.platform.loaded', bundles: () => [PLATFORM_TERMINOLOGY as TerminologyBundle] },
   { key: 'terminology.lab-tests.loaded', bundles: () => [LAB_TESTS_TERMINOLOGY as TerminologyBundle] },
+  // RxNorm prescribable drugs, their ingredients and allergen classes (content/medications.ts).
+  { key: 'terminology.medications.loaded', bundles: () => [MEDICATIONS_TERMINOLOGY as TerminologyBundle] },
 ];
 
 function* bundlesOf(parts: typeof CONTENT): Iterable<TerminologyBundle> {
