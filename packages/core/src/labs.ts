@@ -107,8 +107,8 @@ export const LAB_ANALYTES: Record<string, LabAnalyte> = Object.fromEntries(
         60,
         ['Hematocrit'],
       ],
-      ['787-2', 'MCV [Entitic volume] by Automated count', 'MCV', 'fL', 80, 100],
-      ['785-6', 'MCH [Entitic mass] by Automated count', 'MCH', 'pg', 27, 33],
+      ['787-2', 'Erythrocyte mean corpuscular volume [Entitic volume] by Automated count', 'MCV', 'fL', 80, 100],
+      ['785-6', 'Erythrocyte mean corpuscular hemoglobin [Entitic mass] by Automated count', 'MCH', 'pg', 27, 33],
       ['786-4', 'MCHC [Mass/volume] by Automated count', 'MCHC', 'g/dL', 32, 36],
       ['788-0', 'Erythrocyte distribution width [Ratio] by Automated count', 'RDW', '%', 11.5, 14.5],
       [

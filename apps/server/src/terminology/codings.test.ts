@@ -79,6 +79,9 @@ describe('checkCodings against the terminology a project sees', () => {
     expect(await checkCodings(pool, condition({ system: CLINICAL, code: 'active', display: ' ACTIVE ' }), {})).toEqual(
       [],
     );
+    expect(
+      await checkCodings(pool, condition({ system: CLINICAL, code: 'active', display: 'Ac\u200Btive' }), {}),
+    ).toEqual([]);
     expect(await checkCodings(pool, condition({ system: CLINICAL, code: 'active' }), {})).toEqual([]);
     // LOINC is not loaded; SNOMED CT is held as content "not-present": neither judges a code.
     expect(

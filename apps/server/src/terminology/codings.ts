@@ -90,7 +90,14 @@ interface ConceptRow {
 }
 
 /** Displays are compared as the reference validator does by default: case and spacing aside. */
-const normalise = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
+// Zero-width characters are invisible, so not a different display (the R4 example ServiceRequest-ft4 has
+// one inside "Mass/volume").
+const normalise = (text: string) =>
+  text
+    .replace(/[\u200B-\u200D\u2060\uFEFF]/g, '')
+    .trim()
+    .replace(/\s+/g, ' ')
+    .toLowerCase();
 
 /**
  * Checks each coding whose system is a code system the caller sees (its projects' or the server's):
