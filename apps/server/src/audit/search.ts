@@ -103,7 +103,7 @@ export async function searchTrail(db: Queryable, input: TrailSearchInput): Promi
         const actions = value.split(',');
         if (actions.some((a) => !['C', 'R', 'U', 'D', 'E'].includes(a)))
           fail(badRequest(`action must be C, R, U, D or E, not "${value}"`, 'action'));
-        where.push(`action = ANY(${p(actions)}::text[])`);
+        where.push(`action = ANY(${p(actions)}::bpchar[])`);
         break;
       }
       case 'outcome': {

@@ -3,10 +3,27 @@
 // instead (audit_outbox, written with the write itself) and are moved by the same flush.
 import type { Logger } from '../platform/logger.js';
 import type { Pool, PoolClient } from '../platform/postgres.js';
+import { copyRows, type CopyValue } from '../platform/postgres-copy.js';
 import { columnsOf } from './audit-event.js';
 import { entryHash, GENESIS } from './chain.js';
 import { ensurePartitions, monthKey } from './partitions.js';
 import type { TrailEntry, TrailEvent } from './types.js';
+
+const TRAIL_COLUMNS = [
+  'project_id',
+  'seq',
+  'id',
+  'recorded',
+  'action',
+  'outcome',
+  'type_code',
+  'agent',
+  'entity',
+  'patient',
+  'content',
+  'prev_hash',
+  'hash',
+];
 
 export interface AuditWriterOptions {
   pool: Pool;
@@ -167,31 +184,27 @@ export class AuditWriter {
       const h = head.get(e.projectId) as { seq: number; hash: Buffer };
       const seq = h.seq + 1;
       const hash = entryHash(h.hash, e.projectId, seq, e.content);
-      const row = {
-        p: e.projectId,
-        s: seq,
-        i: e.event.id,
-        r: e.event.recorded,
-        ...columnsOf(e.event),
-        c: e.content,
-        ph: h.hash.toString('hex'),
-        h: hash.toString('hex'),
-      };
+      const columns = columnsOf(e.event);
+      const row: CopyValue[] = [
+        e.projectId,
+        seq,
+        e.event.id,
+        e.event.recorded,
+        columns.action,
+        columns.outcome,
+        columns.typeCode,
+        columns.agent,
+        columns.entity,
+        columns.patient,
+        e.content,
+        h.hash,
+        hash,
+      ];
       head.set(e.projectId, { seq, hash });
       return row;
     });
-    await client.query(
-      `INSERT INTO audit_event (project_id, seq, id, recorded, action, outcome, type_code, agent, entity, patient,
-                                content, prev_hash, hash)
-       SELECT (x->>'p')::uuid, (x->>'s')::bigint, x->>'i', (x->>'r')::timestamptz, x->>'action', x->>'outcome',
-              x->>'typeCode',
-              ARRAY(SELECT jsonb_array_elements_text(x->'agent')),
-              ARRAY(SELECT jsonb_array_elements_text(x->'entity')),
-              ARRAY(SELECT jsonb_array_elements_text(x->'patient')),
-              x->>'c', decode(x->>'ph', 'hex'), decode(x->>'h', 'hex')
-         FROM jsonb_array_elements($1::jsonb) x`,
-      [JSON.stringify(rows)],
-    );
+    // COPY: the cheapest way in for a batch of rows (platform/postgres-copy.ts).
+    await copyRows(client, 'audit_event', TRAIL_COLUMNS, rows);
     const ids = [...head.keys()];
     await client.query(
       `UPDATE audit_chain c SET seq = u.seq, hash = u.hash
