@@ -130,7 +130,10 @@ function chargeFor(
     occurrenceDateTime: date,
     performer: services[0].performer ? [{ actor: services[0].performer }] : existing?.performer,
     quantity: { value: quantity },
-    service: services.map((s) => s.reference),
+    // ChargeItem.service names the procedures; the visit itself is the context.
+    service: services.some((s) => !s.reference.reference?.startsWith('Encounter/'))
+      ? services.map((s) => s.reference).filter((r) => !r.reference?.startsWith('Encounter/'))
+      : undefined,
     enteredDate: existing?.enteredDate ?? now,
   }) as ChargeItem;
   delete draft.meta;
