@@ -147,6 +147,11 @@ export async function buildClaim(
   const provider = providerFor(encounter, options.provider);
   const diagnoses = await diagnosesOf(repo, encounter);
   return repo.withTransaction(async (tx) => {
+    const claims = await searchAll<Claim>(tx, 'Claim', new URLSearchParams({ encounter: ref }).toString());
+    const submitted = claims.find((c) => c.status === 'active');
+    if (submitted) {
+      fail(conflict(`Claim/${String(submitted.id)} of ${ref} was submitted: it cannot be built again`));
+    }
     const charges = (await searchAll<ChargeItem>(tx, 'ChargeItem', new URLSearchParams({ context: ref }).toString()))
       .filter((c) => c.status === 'billable')
       .sort(
@@ -158,11 +163,6 @@ export async function buildClaim(
       fail(
         unprocessable(`${ref} has no billable ChargeItems: capture its charges first ($capture-charges)`, 'ChargeItem'),
       );
-    }
-    const claims = await searchAll<Claim>(tx, 'Claim', new URLSearchParams({ encounter: ref }).toString());
-    const submitted = claims.find((c) => c.status === 'active');
-    if (submitted) {
-      fail(conflict(`Claim/${String(submitted.id)} of ${ref} was submitted: it cannot be built again`));
     }
     const draft = claims.find((c) => c.status === 'draft');
     // Up to four diagnosis pointers a line, as the CMS-1500's box 24E has room for.
