@@ -9,6 +9,8 @@ import {
   type Subscription,
 } from '@hearth/core';
 import {
+  CoverageList,
+  EncounterCharges,
   ImagingStudyList,
   JsonEditor,
   MedicationList,
@@ -48,7 +50,7 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging', 'billing'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -72,6 +74,7 @@ export function ResourcePage(): ReactNode {
     medications: 'Medications',
     labs: 'Labs',
     imaging: 'Imaging',
+    billing: 'Billing',
     agent: 'Agent',
     preview: 'Fill in',
     builder: 'Builder',
@@ -141,6 +144,12 @@ export function ResourcePage(): ReactNode {
               navigate(`/ImagingStudy/${study.id}/instance/${encodeURIComponent(instance.uid)}`)
             }
           />
+        </Tabs.Panel>
+        <Tabs.Panel value="billing" pt="md">
+          <Stack gap="lg" maw={1000}>
+            <CoverageList patientId={id} onChange={reload} />
+            <EncounterCharges patientId={id} />
+          </Stack>
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
           <AgentPanel agent={resource as Agent} />
