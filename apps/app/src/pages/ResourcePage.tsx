@@ -45,6 +45,8 @@ export function ResourcePage(): ReactNode {
   const navigate = useNavigate();
   const { data: resource, error, loading, reload } = useResource<Resource>(`${resourceType}/${id}`);
   const [notice, setNotice] = useState<string | undefined>(undefined);
+  // A coverage added or changed on the Billing tab: the header's eligibility is read again.
+  const [coverageVersion, setCoverageVersion] = useState(0);
   if (error) return <OperationOutcomeAlert error={error} />;
   if (loading && !resource) return <Loader aria-label="Loading resource" />;
   if (!resource) return null;
@@ -89,7 +91,11 @@ export function ResourcePage(): ReactNode {
     <Stack>
       {resourceType === 'Patient' ? (
         // Every patient page opens with who the patient is: name, age, sex, identifiers, allergies, problems.
-        <PatientHeader patient={resource as Patient} actions={<StartEncounterButton patientId={id} />} />
+        <PatientHeader
+          key={coverageVersion}
+          patient={resource as Patient}
+          actions={<StartEncounterButton patientId={id} />}
+        />
       ) : (
         <Group>
           <ResourceAvatar value={resource} size="lg" />
@@ -147,7 +153,7 @@ export function ResourcePage(): ReactNode {
         </Tabs.Panel>
         <Tabs.Panel value="billing" pt="md">
           <Stack gap="lg" maw={1000}>
-            <CoverageList patientId={id} onChange={reload} />
+            <CoverageList patientId={id} onChange={() => setCoverageVersion((v) => v + 1)} />
             <EncounterCharges patientId={id} />
           </Stack>
         </Tabs.Panel>

@@ -86,7 +86,7 @@ export function CoverageForm({ patientId, coverage, onSaved, onCancel }: Coverag
   return (
     <form onSubmit={save} aria-label={coverage ? 'Edit coverage' : 'Add coverage'}>
       <Stack gap="sm">
-        <ReferenceInput label="Payer" targetTypes={['Organization']} value={payer} onChange={setPayer} required />
+        <ReferenceInput label="Payer" targetTypes={['Organization']} value={payer} onChange={setPayer} />
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <TextInput label="Member id" value={memberId} onChange={(e) => setMemberId(e.currentTarget.value)} required />
           <TextInput label="Group number" value={group} onChange={(e) => setGroup(e.currentTarget.value)} />
