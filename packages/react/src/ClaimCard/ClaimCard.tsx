@@ -86,7 +86,7 @@ export function ClaimCard({ claim, onChanged }: ClaimCardProps): ReactNode {
         <Group justify="space-between" wrap="wrap" gap="xs">
           <Group gap="xs">
             <Text fw={600}>Claim</Text>
-            <Badge color={STATUS_COLOR[claim.status] ?? 'gray'}>
+            <Badge variant="light" color={STATUS_COLOR[claim.status] ?? 'gray'}>
               {claim.status === 'active' ? 'submitted' : claim.status}
             </Badge>
           </Group>
