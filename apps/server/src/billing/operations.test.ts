@@ -134,7 +134,7 @@ describe('Claim/$validate-claim and $submit', () => {
       ]),
     );
     const coverageIssue = (res.body.issue as Json[]).find((i) => i.expression[0] === 'Claim.insurance[0].coverage');
-    expect(coverageIssue.details.text).toContain('2026-02-01');
+    expect(coverageIssue?.details.text).toContain('2026-02-01');
     const submit = await operation(t, `Claim/${claim.id}/$submit`);
     expect(submit.status).toBe(422);
     expect(submit.body.issue.length).toBeGreaterThanOrEqual(5);
@@ -169,7 +169,7 @@ describe('Claim/$validate-claim and $submit', () => {
 describe('Claim/$record-response and $balance', () => {
   it('records the payer answer as a ClaimResponse with adjudications, completes the Task, and shows the balance', async () => {
     const bySequence = (code: string) =>
-      (claim.item as Json[]).find((i) => i.productOrService.coding[0].code === code).sequence;
+      (claim.item as Json[]).find((i) => i.productOrService.coding[0].code === code)?.sequence as number;
     const res = await operation(t, `Claim/${claim.id}/$record-response`, [
       { name: 'disposition', valueString: 'Processed as primary' },
       {
@@ -207,7 +207,7 @@ describe('Claim/$record-response and $balance', () => {
       payment: { amount: { value: 135.25 } },
     });
     const visit = (response.item as Json[]).find((i) => i.itemSequence === bySequence('99213'));
-    expect(visit.adjudication.map((a: Json) => [a.category.coding[0].code, a.amount.value])).toEqual([
+    expect(visit?.adjudication.map((a: Json) => [a.category.coding[0].code, a.amount.value])).toEqual([
       ['submitted', 120],
       ['eligible', 100],
       ['benefit', 80],
