@@ -158,3 +158,27 @@ export {
   type AllergyConflict,
   type PrescriptionDraft,
 } from './PrescribeForm/prescription.js';
+export { CoverageSummary, coverageText, type CoverageSummaryProps } from './CoverageSummary/CoverageSummary.js';
+export { CoverageList, type CoverageListProps } from './CoverageList/CoverageList.js';
+export { CoverageForm, coverageFromForm, type CoverageFormProps } from './CoverageList/CoverageForm.js';
+export { ClaimCard, type ClaimCardProps } from './ClaimCard/ClaimCard.js';
+export { ClaimPaymentForm, type ClaimPaymentFormProps } from './ClaimCard/ClaimPaymentForm.js';
+export { BalanceBar } from './ClaimCard/BalanceBar.js';
+export { EncounterCharges, encounterTitle, type EncounterChargesProps } from './EncounterCharges/EncounterCharges.js';
+export {
+  balanceOf,
+  buildClaim,
+  captureCharges,
+  claimBalance,
+  claimPdf,
+  coverageInForce,
+  formatMoney,
+  primaryCoverage,
+  recordClaimResponse,
+  saveBlob,
+  submitClaim,
+  validateClaim,
+  type BalanceAnswer,
+  type CaptureAnswer,
+  type ItemPayment,
+} from './util/billing.js';

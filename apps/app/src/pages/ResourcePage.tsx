@@ -9,6 +9,8 @@ import {
   type Subscription,
 } from '@hearth/core';
 import {
+  CoverageList,
+  EncounterCharges,
   ImagingStudyList,
   JsonEditor,
   MedicationList,
@@ -43,12 +45,14 @@ export function ResourcePage(): ReactNode {
   const navigate = useNavigate();
   const { data: resource, error, loading, reload } = useResource<Resource>(`${resourceType}/${id}`);
   const [notice, setNotice] = useState<string | undefined>(undefined);
+  // A coverage added or changed on the Billing tab: the header's eligibility is read again.
+  const [coverageVersion, setCoverageVersion] = useState(0);
   if (error) return <OperationOutcomeAlert error={error} />;
   if (loading && !resource) return <Loader aria-label="Loading resource" />;
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging', 'billing'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -72,6 +76,7 @@ export function ResourcePage(): ReactNode {
     medications: 'Medications',
     labs: 'Labs',
     imaging: 'Imaging',
+    billing: 'Billing',
     agent: 'Agent',
     preview: 'Fill in',
     builder: 'Builder',
@@ -86,7 +91,11 @@ export function ResourcePage(): ReactNode {
     <Stack>
       {resourceType === 'Patient' ? (
         // Every patient page opens with who the patient is: name, age, sex, identifiers, allergies, problems.
-        <PatientHeader patient={resource as Patient} actions={<StartEncounterButton patientId={id} />} />
+        <PatientHeader
+          key={coverageVersion}
+          patient={resource as Patient}
+          actions={<StartEncounterButton patientId={id} />}
+        />
       ) : (
         <Group>
           <ResourceAvatar value={resource} size="lg" />
@@ -141,6 +150,12 @@ export function ResourcePage(): ReactNode {
               navigate(`/ImagingStudy/${study.id}/instance/${encodeURIComponent(instance.uid)}`)
             }
           />
+        </Tabs.Panel>
+        <Tabs.Panel value="billing" pt="md">
+          <Stack gap="lg" maw={1000}>
+            <CoverageList patientId={id} onChange={() => setCoverageVersion((v) => v + 1)} />
+            <EncounterCharges patientId={id} />
+          </Stack>
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
           <AgentPanel agent={resource as Agent} />

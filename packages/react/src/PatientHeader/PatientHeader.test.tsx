@@ -50,12 +50,14 @@ describe('PatientHeader', () => {
     const { client } = mockClient({
       'GET /fhir/R4/AllergyIntolerance': () => bundle([]),
       'GET /fhir/R4/Condition': () => ({ resourceType: 'Bundle', type: 'searchset', total: 1 }),
+      'GET /fhir/R4/Coverage': () => bundle([]),
     });
     renderWithHearth(<PatientHeader patient={patient} />, client);
     expect((await screen.findByRole('note', { name: 'Allergy banner' })).textContent).toBe(
       'No active allergies recorded',
     );
     await screen.findByText('1 active problem');
+    expect((await screen.findByRole('note', { name: 'Coverage' })).textContent).toBe('No active coverage');
   });
 
   it('tells ages in years, months or days', () => {

@@ -11,6 +11,7 @@ import {
 import type { ReactNode } from 'react';
 import { useSearch } from '../provider/hooks.js';
 import { ResourceAvatar } from '../ResourceAvatar/ResourceAvatar.js';
+import { CoverageSummary } from '../CoverageSummary/CoverageSummary.js';
 
 export interface PatientHeaderProps {
   patient: Patient;
@@ -38,7 +39,7 @@ export function identifierText(identifier: Identifier): string {
 
 /**
  * Who the patient is, at the top of every patient page: name, age, sex, birth date, identifiers,
- * the count of active problems, and the active allergies as a banner (hl7.org/fhir/R4/allergyintolerance.html),
+ * the count of active problems, the coverage in force (eligibility), and the active allergies as a banner (hl7.org/fhir/R4/allergyintolerance.html),
  * or that none are recorded.
  */
 export function PatientHeader({ patient, actions }: PatientHeaderProps): ReactNode {
@@ -91,6 +92,7 @@ export function PatientHeader({ patient, actions }: PatientHeaderProps): ReactNo
             </Badge>
           )}
         </Group>
+        {patient.id && <CoverageSummary patientId={patient.id} />}
         {allergies.data && (
           <div role="note" aria-label="Allergy banner">
             {allergyList.length ? (
