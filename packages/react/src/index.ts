@@ -158,3 +158,30 @@ export {
   type AllergyConflict,
   type PrescriptionDraft,
 } from './PrescribeForm/prescription.js';
+export {
+  STATUS_COLORS as TASK_STATUS_COLORS,
+  TaskWorklist,
+  taskTitle,
+  type TaskWorklistProps,
+} from './TaskWorklist/TaskWorklist.js';
+export {
+  cancelledTask,
+  claimedTask,
+  compareByDue,
+  completedTask,
+  dueBucket,
+  loadTeams,
+  loadWorklist,
+  matchesDue,
+  OPEN_TASK_STATUSES,
+  ownedBy,
+  startedTask,
+  TASK_STATUSES,
+  taskActions,
+  TaskConflictError,
+  taskDue,
+  updateTask,
+  type DueFilter,
+  type WorklistItem,
+  type WorklistScope,
+} from './TaskWorklist/worklist.js';
