@@ -185,3 +185,19 @@ export {
   type WorklistItem,
   type WorklistScope,
 } from './TaskWorklist/worklist.js';
+export { CarePlanView, targetText, type CarePlanViewProps } from './CarePlanView/CarePlanView.js';
+export {
+  flattenActions,
+  loadCarePlan,
+  planProgress,
+  type LoadedCarePlan,
+  type PlanProgress,
+  type ProgressRow,
+} from './CarePlanView/careplan.js';
+export {
+  ApplyPlanForm,
+  applyPlan,
+  CarePlanList,
+  type ApplyPlanFormProps,
+  type CarePlanListProps,
+} from './CarePlanList/CarePlanList.js';

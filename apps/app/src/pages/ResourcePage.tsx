@@ -31,6 +31,7 @@ import {
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { AgentPanel } from './AgentPanel.js';
+import { CarePlanTab, PatientCarePlans } from './CarePlanPages.js';
 import { StartEncounterButton } from './encounter-actions.js';
 import { PatientLabs } from './LabPages.js';
 import { PatientSummary } from './PatientSummary.js';
@@ -48,7 +49,8 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging'] : []),
+    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging', 'careplans'] : []),
+    ...(resourceType === 'CarePlan' ? ['plan'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -72,6 +74,8 @@ export function ResourcePage(): ReactNode {
     medications: 'Medications',
     labs: 'Labs',
     imaging: 'Imaging',
+    careplans: 'Care plans',
+    plan: 'Plan',
     agent: 'Agent',
     preview: 'Fill in',
     builder: 'Builder',
@@ -141,6 +145,12 @@ export function ResourcePage(): ReactNode {
               navigate(`/ImagingStudy/${study.id}/instance/${encodeURIComponent(instance.uid)}`)
             }
           />
+        </Tabs.Panel>
+        <Tabs.Panel value="careplans" pt="md">
+          <PatientCarePlans patientId={id} />
+        </Tabs.Panel>
+        <Tabs.Panel value="plan" pt="md">
+          <CarePlanTab carePlanId={id} />
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
           <AgentPanel agent={resource as Agent} />
