@@ -201,3 +201,16 @@ export {
   type ApplyPlanFormProps,
   type CarePlanListProps,
 } from './CarePlanList/CarePlanList.js';
+export {
+  AdministrationRecord,
+  MedicationAdministrationForm,
+  type AdministrationRecordProps,
+  type MedicationAdministrationFormProps,
+} from './MedicationAdministrationForm/MedicationAdministrationForm.js';
+export {
+  administrationErrors,
+  administrationResource,
+  draftFor as administrationDraftFor,
+  loadAdministrations,
+  type AdministrationDraft,
+} from './MedicationAdministrationForm/administration.js';

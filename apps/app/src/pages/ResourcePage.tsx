@@ -238,7 +238,7 @@ function PatientMedications({ patientId }: { patientId: string }): ReactNode {
   const requester = profile?.resourceType === 'Practitioner' ? { reference: `Practitioner/${profile.id}` } : undefined;
   return (
     <Stack gap="lg" maw={900}>
-      <MedicationList patientId={patientId} version={version} />
+      <MedicationList patientId={patientId} version={version} performer={requester} />
       <section aria-label="New prescription">
         <Title order={4} mb="xs">
           Prescribe
