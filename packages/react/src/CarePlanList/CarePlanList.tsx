@@ -1,7 +1,6 @@
 import { Anchor, Badge, Button, Card, Group, Progress, Select, Stack, Text, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import {
-  formatPeriod,
   type CarePlan,
   type HearthClient,
   type Parameters,
@@ -10,7 +9,7 @@ import {
   type Task,
 } from '@hearth/core';
 import { useEffect, useState, type ReactNode } from 'react';
-import { planProgress } from '../CarePlanView/careplan.js';
+import { periodText, planProgress } from '../CarePlanView/careplan.js';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { useHearth } from '../provider/HearthProvider.js';
 import { useAsync } from '../provider/hooks.js';
@@ -69,11 +68,12 @@ export function CarePlanList({ patientId, onOpen, version = 0 }: CarePlanListPro
                   </Badge>
                 </Group>
                 <Text size="sm" c="dimmed">
-                  {plan.period ? formatPeriod(plan.period) : ''}
+                  {periodText(plan.period)}
                 </Text>
               </div>
               <Text size="sm">
                 {progress.completed} of {progress.completed + progress.remaining} activities done
+                {progress.cancelled ? ` (${progress.cancelled} cancelled)` : ''}
               </Text>
             </Group>
             <Progress

@@ -5,7 +5,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { bundle, mockClient, renderWithHearth, type Recorded } from '../test/render.js';
 import { CarePlanView } from './CarePlanView.js';
-import { planProgress } from './careplan.js';
+import { periodText, planProgress } from './careplan.js';
 
 const plan: CarePlan = {
   resourceType: 'CarePlan',
@@ -138,5 +138,12 @@ describe('planProgress', () => {
     ]);
     expect(progress).toMatchObject({ completed: 1, remaining: 2, cancelled: 1, total: 4, percent: 33 });
     expect(planProgress([]).percent).toBe(0);
+  });
+
+  it('says a period in words', () => {
+    expect(periodText({ start: '2026-03-02T09:00:00Z' })).toBe('Since Mar 2, 2026');
+    expect(periodText({ start: '2026-03-02', end: '2026-06-01' })).toBe('Mar 2, 2026 – Jun 1, 2026');
+    expect(periodText({ end: '2026-06-01' })).toBe('Until Jun 1, 2026');
+    expect(periodText(undefined)).toBe('');
   });
 });

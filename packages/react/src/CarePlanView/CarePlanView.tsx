@@ -3,7 +3,6 @@ import {
   formatCodeableConcept,
   formatDate,
   formatDateTime,
-  formatPeriod,
   formatQuantity,
   formatRange,
   type Goal,
@@ -17,7 +16,7 @@ import { useAsync } from '../provider/hooks.js';
 import { ResourceBadge } from '../ResourceBadge/ResourceBadge.js';
 import { STATUS_COLORS, taskTitle } from '../TaskWorklist/TaskWorklist.js';
 import { taskDue } from '../TaskWorklist/worklist.js';
-import { flattenActions, loadCarePlan, planProgress, type PlanProgress } from './careplan.js';
+import { flattenActions, loadCarePlan, periodText, planProgress, type PlanProgress } from './careplan.js';
 
 export interface CarePlanViewProps {
   carePlanId: string;
@@ -68,7 +67,7 @@ export function CarePlanView({ carePlanId, version = 0, onOpenTasks, chartWidth 
           </Badge>
         </Group>
         <Text size="sm" c="dimmed">
-          {plan.period ? formatPeriod(plan.period) : 'No period'}
+          {periodText(plan.period) || 'No period'}
           {plan.created ? ` · created ${formatDateTime(plan.created, undefined, { dateStyle: 'medium' })}` : ''}
         </Text>
         {plan.description && <Text size="sm">{plan.description}</Text>}
@@ -113,7 +112,7 @@ export function CarePlanView({ carePlanId, version = 0, onOpenTasks, chartWidth 
             No activities.
           </Text>
         ) : (
-          <Stack gap={6} component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+          <Stack gap="sm" component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
             {tasks.map((t) => (
               <ActivityRow key={t.id} task={t} />
             ))}

@@ -5,6 +5,8 @@
  */
 import {
   badRequest,
+  formatDate,
+  type Period,
   notFound,
   OperationOutcomeError,
   type CarePlan,
@@ -146,4 +148,14 @@ export function planProgress(tasks: Task[]): PlanProgress {
     total: tasks.length,
     percent: counted ? Math.round((completed / counted) * 100) : 0,
   };
+}
+
+/** A plan's period in words: "Since Mar 2, 2026", "Until …", or "Mar 2, 2026 – Jun 1, 2026"; '' when absent. */
+export function periodText(period: Period | undefined): string {
+  const style = { dateStyle: 'medium' } as const;
+  const start = formatDate(period?.start, undefined, style);
+  const end = formatDate(period?.end, undefined, style);
+  if (start && end) return `${start} – ${end}`;
+  if (start) return `Since ${start}`;
+  return end ? `Until ${end}` : '';
 }

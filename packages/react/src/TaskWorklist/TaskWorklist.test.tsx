@@ -82,6 +82,18 @@ describe('TaskWorklist', () => {
       expect(within(screen.getByRole('list', { name: 'Tasks' })).getAllByRole('listitem')).toHaveLength(1),
     );
     expect(screen.getByRole('listitem', { name: 'HbA1c' })).toBeTruthy();
+
+    // Choosing statuses searches for those only.
+    await user.click(screen.getByRole('textbox', { name: 'Status' }));
+    await user.click(await screen.findByRole('option', { name: 'completed' }));
+    await waitFor(() =>
+      expect(
+        requests
+          .filter((r) => r.url.pathname === '/fhir/R4/Task')
+          .at(-1)
+          ?.url.searchParams.get('status'),
+      ).toBe('completed'),
+    );
   });
 
   it("lists the team's and unassigned tasks, and claims one with a conditional update", async () => {

@@ -87,7 +87,8 @@ export function TaskWorklist({
 }: TaskWorklistProps): ReactNode {
   const client = useHearth();
   const [scope, setScope] = useState<WorklistScope>('mine');
-  const [statuses, setStatuses] = useState<string[]>(OPEN_TASK_STATUSES);
+  // No status chosen means every open status (the default view: work still to do).
+  const [statuses, setStatuses] = useState<string[]>([]);
   const [due, setDue] = useState<DueFilter>('any');
   const [version, setVersion] = useState(0);
   const [conflict, setConflict] = useState<string | undefined>(undefined);
@@ -128,7 +129,7 @@ export function TaskWorklist({
           data={TASK_STATUSES}
           value={statuses}
           onChange={setStatuses}
-          placeholder={statuses.length ? undefined : 'Open tasks'}
+          placeholder={statuses.length ? undefined : 'Any open status'}
           clearable
           style={{ flex: '1 1 220px', minWidth: 0 }}
         />
