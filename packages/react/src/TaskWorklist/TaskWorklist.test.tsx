@@ -154,11 +154,12 @@ describe('TaskWorklist', () => {
   it('tells who won when someone else claimed the task first (412), and shows the task as it is', async () => {
     const user = userEvent.setup({ delay: null });
     const free = task('t2', { description: 'Book eye exam' });
+    // The winner's owner has no display: its name is read.
     const won: Task = {
       ...free,
       meta: { versionId: '2' },
       status: 'accepted',
-      owner: { reference: 'Practitioner/other', display: 'Dr Bob' },
+      owner: { reference: 'Practitioner/other' },
     };
     let lost = false;
     const { client } = mockClient({
@@ -178,6 +179,11 @@ describe('TaskWorklist', () => {
         });
       },
       'GET /fhir/R4/Task/t2': () => won,
+      'GET /fhir/R4/Practitioner/other': () => ({
+        resourceType: 'Practitioner',
+        id: 'other',
+        name: [{ given: ['Bob'], prefix: ['Dr'] }],
+      }),
     });
     renderWithHearth(<TaskWorklist practitioner={me} teams={[]} />, client);
     await user.click(await screen.findByRole('radio', { name: "My team's tasks" }));

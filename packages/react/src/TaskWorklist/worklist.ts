@@ -14,6 +14,7 @@ import {
   type Patient,
   type PractitionerRole,
   type Reference,
+  type Resource,
   type Task,
 } from '@hearth/core';
 
@@ -261,12 +262,21 @@ export async function updateTask(client: HearthClient, before: Task, next: Task)
     const current = (await client
       .readResource('Task', before.id as string, { cache: 'no-cache' })
       .catch(() => undefined)) as Task | undefined;
-    throw new TaskConflictError(conflictMessage(current), current);
+    throw new TaskConflictError(conflictMessage(current, await ownerName(client, current)), current);
   }
 }
 
-function conflictMessage(current: Task | undefined): string {
+/** The name of the task's owner: its display, else the owner resource's name, else its reference. */
+async function ownerName(client: HearthClient, task: Task | undefined): Promise<string> {
+  const owner = task?.owner;
+  if (!owner) return 'nobody';
+  if (owner.display) return owner.display;
+  if (!owner.reference) return 'someone else';
+  const resource = await client.readReference(owner).catch(() => undefined);
+  return resource ? getDisplayString(resource as Resource) : owner.reference;
+}
+
+function conflictMessage(current: Task | undefined, owner: string): string {
   if (!current) return 'Someone else changed this task first, and it can no longer be read.';
-  const owner = current.owner ? (current.owner.display ?? current.owner.reference ?? 'someone else') : 'nobody';
   return `Someone else changed this task first: it is now ${current.status}, owned by ${owner}. The list shows it as it is now.`;
 }
