@@ -46,6 +46,22 @@ describe.runIf(chromiumForSuite())('care plans and tasks in Chromium', () => {
     patientId = patient.id as string;
     const bob = await api.createResource({ resourceType: 'Practitioner', name: [{ given: ['Bob'], family: 'Other' }] });
     colleague = bob.id as string;
+    // The signed-in practitioner's care team, owning a task of its own (not part of the plan).
+    const me = api.getProfile();
+    const team = await api.createResource({
+      resourceType: 'CareTeam',
+      status: 'active',
+      name: 'Diabetes team',
+      participant: [{ member: { reference: `Practitioner/${me?.id as string}` } }],
+    });
+    await api.createResource({
+      resourceType: 'Task',
+      status: 'requested',
+      intent: 'order',
+      description: 'Call about results',
+      for: { reference: `Patient/${patientId}` },
+      owner: { reference: `CareTeam/${team.id as string}` },
+    });
     await api.createResource({
       resourceType: 'PlanDefinition',
       status: 'active',
@@ -128,11 +144,12 @@ describe.runIf(chromiumForSuite())('care plans and tasks in Chromium', () => {
     await hba1c.waitFor({ state: 'detached' });
 
     await page.getByText("My team's tasks").click();
+    await page.getByText('Teams: Diabetes team, and unassigned tasks').waitFor();
     await list.getByRole('listitem', { name: 'Retinal screening' }).waitFor();
-    // Earliest due first.
+    // Earliest due first, the team's undated task last.
     expect(
       await list.getByRole('listitem').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label'))),
-    ).toEqual(['Foot exam', 'Retinal screening']);
+    ).toEqual(['Foot exam', 'Retinal screening', 'Call about results']);
     const foot = list.getByRole('listitem', { name: 'Foot exam' });
     await foot.getByText('unassigned').waitFor();
     await foot.getByRole('button', { name: 'Claim' }).click();
@@ -157,7 +174,8 @@ describe.runIf(chromiumForSuite())('care plans and tasks in Chromium', () => {
         'Someone else changed this task first: it is now accepted, owned by Dr Bob Other. The list shows it as it is now.',
       )
       .waitFor();
-    await page.getByText('No task matches.').waitFor();
+    await list.getByRole('listitem', { name: 'Retinal screening' }).waitFor({ state: 'detached' });
+    await list.getByRole('listitem', { name: 'Call about results' }).waitFor();
     const stillBobs = (await api.readResource('Task', retinal.id as string)) as Task;
     expect(stillBobs.owner?.reference).toBe(`Practitioner/${colleague}`);
 
@@ -223,7 +241,15 @@ describe.runIf(chromiumForSuite())('care plans and tasks in Chromium', () => {
       {
         name: 'tasks',
         path: '/tasks',
-        ready: (p) => p.getByText('No task matches.').waitFor(),
+        // The team's list, which still has a task (its card and actions are what must fit).
+        ready: async (p) => {
+          await p.getByText('No task matches.').waitFor();
+          await p.getByText("My team's tasks").click();
+          await p
+            .getByRole('listitem', { name: 'Call about results' })
+            .getByRole('button', { name: 'Claim' })
+            .waitFor();
+        },
       },
     ];
     for (const width of [390, 820, 1280]) {
