@@ -1,10 +1,10 @@
 /**
  * Medications end to end in Chromium against a real server: amoxicillin prescribed for a patient
  * with a penicillin allergy (the warning acknowledged, the sig shown and stored, the override
- * recorded), the prescription stopped with a reason (it moves to Stopped), and the tab fitting a
+ * recorded), a dose of it recorded as given, the prescription stopped with a reason (it moves to Stopped), and the tab fitting a
  * phone, a tablet and a desktop.
  */
-import { HearthClient, MemoryStorage, type MedicationRequest } from '@hearth/core';
+import { HearthClient, MemoryStorage, type MedicationAdministration, type MedicationRequest } from '@hearth/core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../server/src/test/app.js';
@@ -60,7 +60,7 @@ describe.runIf(chromiumForSuite())('medications in Chromium', () => {
     await server?.close();
   });
 
-  it('prescribes amoxicillin past a penicillin allergy warning, then stops it with a reason', async () => {
+  it('prescribes amoxicillin past a penicillin allergy warning, records a dose given, then stops it with a reason', async () => {
     await page.goto(url(`/Patient/${patientId}/medications`));
     const form = page.getByRole('form', { name: 'Prescribe' });
     await form.getByRole('textbox', { name: 'Medication' }).fill('amoxicillin 500');
@@ -96,6 +96,25 @@ describe.runIf(chromiumForSuite())('medications in Chromium', () => {
       medicationCodeableConcept: { coding: [{ code: '308191' }] },
       dispenseRequest: { numberOfRepeatsAllowed: 0, quantity: { value: 30 } },
       detectedIssue: [{ reference: '#allergy1' }],
+    });
+
+    // The administration record: a dose given, preset from the prescription.
+    await active.getByRole('button', { name: 'Record administration' }).click();
+    const given = active.getByRole('form', { name: 'Record administration of amoxicillin 500 MG Oral Capsule' });
+    expect(await given.getByRole('textbox', { name: 'Dose given' }).inputValue()).toBe('1');
+    await given.getByRole('button', { name: 'Record' }).click();
+    const administrations = active.getByRole('list', { name: 'Administrations of amoxicillin 500 MG Oral Capsule' });
+    await administrations.getByText(/· 1 capsule · Oral route/).waitFor();
+    const [administration] = (await api.searchResources(
+      'MedicationAdministration',
+      { request: `MedicationRequest/${request.id as string}` },
+      { cache: 'no-cache' },
+    )) as MedicationAdministration[];
+    expect(administration).toMatchObject({
+      status: 'completed',
+      subject: { reference: `Patient/${patientId}` },
+      dosage: { dose: { value: 1, unit: 'capsule' } },
+      performer: [{ actor: { reference: expect.stringMatching(/^Practitioner\//) } }],
     });
 
     await active.getByRole('button', { name: 'Stop' }).click();

@@ -57,6 +57,7 @@ const LabOrderPage = lazyPage(() => import('./pages/LabPages.js'), 'LabOrderPage
 const LabReportPage = lazyPage(() => import('./pages/LabPages.js'), 'LabReportPage');
 const RequisitionPage = lazyPage(() => import('./pages/LabPages.js'), 'RequisitionPage');
 const ResultsInboxPage = lazyPage(() => import('./pages/LabPages.js'), 'ResultsInboxPage');
+const TasksPage = lazyPage(() => import('./pages/CarePlanPages.js'), 'TasksPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
   const navigate = useNavigate();
@@ -168,6 +169,15 @@ function SignedIn(): ReactNode {
             />
           ))}
           {profile.resourceType === 'Practitioner' && (
+            <NavLink
+              label="Tasks"
+              component={Link}
+              to="/tasks"
+              active={location.pathname.startsWith('/tasks')}
+              onClick={close}
+            />
+          )}
+          {profile.resourceType === 'Practitioner' && (
             <InboxLink
               practitionerId={profile.id as string}
               active={location.pathname.startsWith('/labs/inbox')}
@@ -217,6 +227,7 @@ function SignedIn(): ReactNode {
               <Route path="/ImagingStudy/:studyId/instance/:instanceUid" element={<ImagingInstancePage />} />
               <Route path="/Patient/:patientId/labs/new" element={<LabOrderNewPage />} />
               <Route path="/labs/inbox" element={<ResultsInboxPage />} />
+              <Route path="/tasks" element={<TasksPage />} />
               <Route path="/labs/order/:id" element={<LabOrderPage />} />
               <Route path="/labs/order/:id/requisition" element={<RequisitionPage />} />
               <Route path="/labs/report/:id" element={<LabReportPage />} />

@@ -182,3 +182,59 @@ export {
   type CaptureAnswer,
   type ItemPayment,
 } from './util/billing.js';
+export {
+  STATUS_COLORS as TASK_STATUS_COLORS,
+  TaskWorklist,
+  taskTitle,
+  type TaskWorklistProps,
+} from './TaskWorklist/TaskWorklist.js';
+export {
+  cancelledTask,
+  claimedTask,
+  compareByDue,
+  completedTask,
+  dueBucket,
+  loadTeams,
+  loadWorklist,
+  matchesDue,
+  OPEN_TASK_STATUSES,
+  ownedBy,
+  startedTask,
+  TASK_STATUSES,
+  taskActions,
+  TaskConflictError,
+  taskDue,
+  updateTask,
+  type DueFilter,
+  type WorklistItem,
+  type WorklistScope,
+} from './TaskWorklist/worklist.js';
+export { CarePlanView, targetText, type CarePlanViewProps } from './CarePlanView/CarePlanView.js';
+export {
+  flattenActions,
+  loadCarePlan,
+  planProgress,
+  type LoadedCarePlan,
+  type PlanProgress,
+  type ProgressRow,
+} from './CarePlanView/careplan.js';
+export {
+  ApplyPlanForm,
+  applyPlan,
+  CarePlanList,
+  type ApplyPlanFormProps,
+  type CarePlanListProps,
+} from './CarePlanList/CarePlanList.js';
+export {
+  AdministrationRecord,
+  MedicationAdministrationForm,
+  type AdministrationRecordProps,
+  type MedicationAdministrationFormProps,
+} from './MedicationAdministrationForm/MedicationAdministrationForm.js';
+export {
+  administrationErrors,
+  administrationResource,
+  draftFor as administrationDraftFor,
+  loadAdministrations,
+  type AdministrationDraft,
+} from './MedicationAdministrationForm/administration.js';

@@ -33,6 +33,7 @@ import {
 import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { AgentPanel } from './AgentPanel.js';
+import { CarePlanTab, PatientCarePlans } from './CarePlanPages.js';
 import { StartEncounterButton } from './encounter-actions.js';
 import { PatientLabs } from './LabPages.js';
 import { PatientSummary } from './PatientSummary.js';
@@ -52,7 +53,10 @@ export function ResourcePage(): ReactNode {
   if (!resource) return null;
 
   const tabs = [
-    ...(resourceType === 'Patient' ? ['summary', 'timeline', 'medications', 'labs', 'imaging', 'billing'] : []),
+    ...(resourceType === 'Patient'
+      ? ['summary', 'timeline', 'medications', 'labs', 'imaging', 'careplans', 'billing']
+      : []),
+    ...(resourceType === 'CarePlan' ? ['plan'] : []),
     ...(resourceType === 'Agent' ? ['agent'] : []),
     ...(resourceType === 'Questionnaire' ? ['preview', 'builder'] : []),
     'details',
@@ -76,6 +80,8 @@ export function ResourcePage(): ReactNode {
     medications: 'Medications',
     labs: 'Labs',
     imaging: 'Imaging',
+    careplans: 'Care plans',
+    plan: 'Plan',
     billing: 'Billing',
     agent: 'Agent',
     preview: 'Fill in',
@@ -156,6 +162,12 @@ export function ResourcePage(): ReactNode {
             <CoverageList patientId={id} onChange={() => setCoverageVersion((v) => v + 1)} />
             <EncounterCharges patientId={id} />
           </Stack>
+        </Tabs.Panel>
+        <Tabs.Panel value="careplans" pt="md">
+          <PatientCarePlans patientId={id} />
+        </Tabs.Panel>
+        <Tabs.Panel value="plan" pt="md">
+          <CarePlanTab carePlanId={id} />
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
           <AgentPanel agent={resource as Agent} />
@@ -243,7 +255,7 @@ function PatientMedications({ patientId }: { patientId: string }): ReactNode {
   const requester = profile?.resourceType === 'Practitioner' ? { reference: `Practitioner/${profile.id}` } : undefined;
   return (
     <Stack gap="lg" maw={900}>
-      <MedicationList patientId={patientId} version={version} />
+      <MedicationList patientId={patientId} version={version} performer={requester} />
       <section aria-label="New prescription">
         <Title order={4} mb="xs">
           Prescribe

@@ -117,16 +117,24 @@ describe('PlanDefinition/$apply', () => {
       description: { text: 'HbA1c below 7%' },
     });
     expect(goal.target[0].detailQuantity.value).toBe(7);
-    const tasks = await Promise.all(body.activity.map((a: Json) => read(a.reference.reference)));
-    expect(tasks.map((x) => x.description)).toEqual(['HbA1c test', 'Foot exam', 'Pregnancy check']);
-    for (const task of tasks) {
-      expect(task).toMatchObject({
-        status: 'requested',
-        intent: 'order',
-        for: { reference: `Patient/${female.id as string}` },
-        basedOn: [{ reference: `CarePlan/${body.id as string}` }],
-      });
-    }
+    // Grouped actions: the plan's activity is a RequestGroup mirroring the applicable actions.
+    expect(body.activity).toHaveLength(1);
+    expect(body.activity[0].reference.reference).toMatch(/^RequestGroup\//);
+    const group = await read(body.activity[0].reference.reference);
+    expect(group).toMatchObject({
+      resourceType: 'RequestGroup',
+      status: 'active',
+      intent: 'plan',
+      instantiatesCanonical: ['http://example.org/PlanDefinition/diabetes|1'],
+      basedOn: [{ reference: `CarePlan/${body.id as string}` }],
+      subject: { reference: `Patient/${female.id as string}` },
+      author: { reference: `Practitioner/${doctor.id as string}` },
+    });
+    expect(group.action.map((a: Json) => a.title)).toEqual(['HbA1c test', 'Foot care']);
+    expect(group.action[0].timingDuration).toEqual({ value: 2, code: 'wk', system: 'http://unitsofmeasure.org' });
+    expect(group.action[1].action.map((a: Json) => a.title)).toEqual(['Foot exam', 'Pregnancy check']);
+    const leaves = [group.action[0], ...group.action[1].action].map((a: Json) => a.resource.reference as string);
+    const tasks = await Promise.all(leaves.map((ref) => read(ref)));
     expect(tasks[0].owner).toEqual({ reference: `Practitioner/${doctor.id as string}` });
     const due = Date.parse(tasks[0].restriction.period.end);
     expect(due - before).toBeGreaterThanOrEqual(14 * 86_400_000 - 1000);
@@ -140,12 +148,65 @@ describe('PlanDefinition/$apply', () => {
       { name: 'subject', valueString: `Patient/${male.id as string}` },
     ]);
     expect(status, JSON.stringify(body)).toBe(200);
-    expect(body.activity.map((a: Json) => a.reference.display)).toEqual(['HbA1c test', 'Foot exam']);
+    const group = await read(body.activity[0].reference.reference);
+    expect(group.action[1].action.map((a: Json) => a.title)).toEqual(['Foot exam']);
     const search = await t.app.inject({
       url: `/fhir/R4/Task?based-on=CarePlan/${body.id as string}`,
       headers: t.authHeaders,
     });
     expect(search.json().entry).toHaveLength(2);
+  });
+
+  it('without groups or behaviors, references each Task from the plan and writes no RequestGroup', async () => {
+    const def = await post({
+      ...DEFINITION,
+      url: 'http://example.org/PlanDefinition/flat',
+      action: [{ title: 'Diet advice' }, { title: 'Eye exam', timingDateTime: '2030-01-01T09:00:00Z' }],
+    });
+    const { status, body } = await apply(`/fhir/R4/PlanDefinition/${def.id as string}/$apply`, [
+      { name: 'subject', valueString: `Patient/${female.id as string}` },
+    ]);
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(body.activity.map((a: Json) => a.reference.display)).toEqual(['Diet advice', 'Eye exam']);
+    expect(body.activity.every((a: Json) => a.reference.reference.startsWith('Task/'))).toBe(true);
+    const groups = await t.app.inject({
+      url: `/fhir/R4/RequestGroup?subject=Patient/${female.id as string}&instantiates-canonical=http://example.org/PlanDefinition/flat|1`,
+      headers: t.authHeaders,
+    });
+    expect(groups.statusCode).toBe(200);
+    expect(groups.json().entry ?? []).toHaveLength(0);
+  });
+
+  it('keeps selection behavior in the RequestGroup; the alternatives of a choice are options', async () => {
+    const def = await post({
+      ...DEFINITION,
+      url: 'http://example.org/PlanDefinition/choice',
+      action: [
+        { title: 'Smoking status', requiredBehavior: 'must' },
+        {
+          title: 'Statin',
+          groupingBehavior: 'logical-group',
+          selectionBehavior: 'exactly-one',
+          action: [{ title: 'Atorvastatin 20 mg' }, { title: 'Simvastatin 20 mg' }],
+        },
+      ],
+    });
+    const { status, body } = await apply(`/fhir/R4/PlanDefinition/${def.id as string}/$apply`, [
+      { name: 'subject', valueString: `Patient/${male.id as string}` },
+    ]);
+    expect(status, JSON.stringify(body)).toBe(200);
+    const group = await read(body.activity[0].reference.reference);
+    expect(group.action[0]).toMatchObject({ title: 'Smoking status', requiredBehavior: 'must' });
+    expect(group.action[1]).toMatchObject({ groupingBehavior: 'logical-group', selectionBehavior: 'exactly-one' });
+    const smoking = await read(group.action[0].resource.reference);
+    const options = await Promise.all(group.action[1].action.map((a: Json) => read(a.resource.reference)));
+    expect(smoking.intent).toBe('order');
+    expect(options.map((o) => [o.description, o.intent])).toEqual([
+      ['Atorvastatin 20 mg', 'option'],
+      ['Simvastatin 20 mg', 'option'],
+    ]);
+    for (const task of [smoking, ...options])
+      expect(task.basedOn).toEqual([{ reference: `CarePlan/${body.id as string}` }]);
   });
 
   it('answers 4xx with an OperationOutcome naming the element, and writes nothing', async () => {
@@ -198,7 +259,7 @@ describe('PlanDefinition/$apply', () => {
       url: `/fhir/R4/CarePlan?subject=Patient/${male.id as string}`,
       headers: t.authHeaders,
     });
-    // Only the plan of the previous test: the failed applies wrote nothing.
-    expect(plans.json().entry).toHaveLength(1);
+    // Only the plans of the previous tests: the failed applies wrote nothing.
+    expect(plans.json().entry).toHaveLength(2);
   });
 });

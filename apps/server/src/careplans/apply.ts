@@ -1,79 +1,18 @@
 // PlanDefinition/$apply (hl7.org/fhir/R4/plandefinition-operation-apply.html): instantiates a
-// PlanDefinition for one patient as a CarePlan with its Goals and one Task per action, all written
-// in one transaction through the caller's repository (so access policies apply). Free of HTTP.
+// PlanDefinition for one patient as a CarePlan with its Goals and one Task per action (and a
+// RequestGroup holding grouped actions, see request-group.ts), all written in one transaction
+// through the caller's repository (so access policies apply). Free of HTTP.
 import fhirpath from 'fhirpath';
 import r4Model from 'fhirpath/fhir-context/r4/index.js';
 import { badRequest, fail, unprocessable, type Resource } from '@hearth/core';
 import { standardDefinition } from '../operations/definitions/standard.js';
 import type { OperationRegistration } from '../operations/registry.js';
 import { jsonResult } from '../operations/result.js';
-import type { OperationInput } from '../operations/types.js';
 import type { Repository } from '../storage/repository.js';
+import { applyParameters, REFERENCE, type ApplyParameters, type Reference } from './parameters.js';
+import { buildRequestGroup, isChoice, needsRequestGroup, plannedLeaves, type PlannedAction } from './request-group.js';
 
 type Json = Record<string, unknown>;
-
-interface Reference {
-  reference: string;
-}
-
-export interface ApplyParameters {
-  planDefinition?: string;
-  subject: string;
-  encounter?: string;
-  practitioner?: string;
-  organization?: string;
-}
-
-const SUPPORTED = new Set(['planDefinition', 'subject', 'encounter', 'practitioner', 'organization']);
-const REFERENCE = /^([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})$/;
-
-/** A parameter's value: valueString/valueReference/valueCanonical in a Parameters body, or the query string. */
-export function applyParameters(input: Pick<OperationInput, 'query' | 'body' | 'method'>): ApplyParameters {
-  const values = new Map<string, string>();
-  for (const [name, value] of input.query) values.set(name, value);
-  const body = input.body as { resourceType?: string; parameter?: Json[] } | undefined;
-  if (input.method === 'POST' && body !== undefined && body !== null) {
-    if (typeof body !== 'object' || Buffer.isBuffer(body) || body.resourceType !== 'Parameters') {
-      fail(badRequest('PlanDefinition/$apply takes a Parameters resource in a POST body'));
-    }
-    for (const [i, p] of (body.parameter ?? []).entries()) {
-      const name = p.name;
-      if (typeof name !== 'string') fail(badRequest('Each parameter needs a name', `Parameters.parameter[${i}]`));
-      const ref = p.valueReference as { reference?: unknown } | undefined;
-      const value = ref ? ref.reference : (p.valueString ?? p.valueCanonical ?? p.valueUri);
-      if (typeof value !== 'string') {
-        fail(
-          badRequest(
-            `Parameter ${name} must be a valueString, valueReference or valueCanonical`,
-            `Parameters.parameter[${i}]`,
-          ),
-        );
-      }
-      values.set(name, value);
-    }
-  }
-  for (const name of values.keys()) {
-    if (!SUPPORTED.has(name) && !name.startsWith('_')) {
-      fail(unprocessable(`PlanDefinition/$apply: parameter "${name}" is not supported by Hearth`, name));
-    }
-  }
-  const subject = values.get('subject');
-  if (!subject) fail(badRequest('PlanDefinition/$apply needs a subject (Patient/{id})', 'subject'));
-  const checkRef = (name: string, types: string[]): string | undefined => {
-    const v = values.get(name);
-    if (v === undefined) return undefined;
-    const m = REFERENCE.exec(v);
-    if (!m || !types.includes(m[1])) fail(badRequest(`${name} must be a reference to ${types.join(' or ')}`, name));
-    return v;
-  };
-  return {
-    planDefinition: values.get('planDefinition'),
-    subject: checkRef('subject', ['Patient']) as string,
-    encounter: checkRef('encounter', ['Encounter']),
-    practitioner: checkRef('practitioner', ['Practitioner', 'PractitionerRole']),
-    organization: checkRef('organization', ['Organization']),
-  };
-}
 
 const UNITS_MS: Record<string, number> = {
   s: 1000,
@@ -172,20 +111,18 @@ const UNSUPPORTED_ACTION = [
   'output',
 ] as const;
 
-interface PlannedTask {
-  task: Json;
-}
-
 /**
- * The Tasks of the applicable actions, depth first. A group (an action with nested actions) is
- * flattened: its applicable leaves become Tasks (partOf is not used; each Task is basedOn the CarePlan).
+ * The applicable actions, in the definition's order: each leaf with the Task it becomes, each group
+ * with its applicable children (a group left with none is dropped). A leaf of a group whose
+ * selectionBehavior makes its actions alternatives is an option (Task.intent option), not an order.
  */
-function plannedTasks(
+function plannedActions(
   actions: Json[],
   path: string,
   ctx: { patient: Resource; params: ApplyParameters; now: Date; requester?: Reference },
-  out: PlannedTask[],
-): void {
+  choice = false,
+): PlannedAction[] {
+  const out: PlannedAction[] = [];
   for (const [i, action] of actions.entries()) {
     const where = `${path}[${i}]`;
     for (const key of UNSUPPORTED_ACTION) {
@@ -196,7 +133,8 @@ function plannedTasks(
     if (!applies(action, where, ctx.patient)) continue;
     const nested = action.action as Json[] | undefined;
     if (nested?.length) {
-      plannedTasks(nested, `${where}.action`, ctx, out);
+      const children = plannedActions(nested, `${where}.action`, ctx, isChoice(action));
+      if (children.length) out.push({ kind: 'group', action, children });
       continue;
     }
     const code = (action.code as Json[] | undefined)?.[0];
@@ -209,7 +147,7 @@ function plannedTasks(
     const task: Json = {
       resourceType: 'Task',
       status: 'requested',
-      intent: 'order',
+      intent: choice ? 'option' : 'order',
       priority: action.priority,
       description: description ?? (code?.text as string | undefined),
       code,
@@ -221,8 +159,13 @@ function plannedTasks(
       restriction: due ? { period: { end: due } } : undefined,
       note: action.description && action.title ? [{ text: action.description }] : undefined,
     };
-    out.push({ task: Object.fromEntries(Object.entries(task).filter(([, v]) => v !== undefined)) });
+    out.push({
+      kind: 'task',
+      action,
+      task: Object.fromEntries(Object.entries(task).filter(([, v]) => v !== undefined)),
+    });
   }
+  return out;
 }
 
 /** The Task owner from the action's first participant: practitioner → the practitioner parameter, organization → the organization parameter. */
@@ -285,13 +228,12 @@ export async function applyPlanDefinition(
     await repo.readResource(params.practitioner.split('/')[0], params.practitioner.split('/')[1]);
   if (params.organization) await repo.readResource('Organization', params.organization.split('/')[1]);
 
-  const planned: PlannedTask[] = [];
-  plannedTasks(
-    (definition.action as Json[] | undefined) ?? [],
-    'PlanDefinition.action',
-    { patient, params, now, requester },
-    planned,
-  );
+  const planned = plannedActions((definition.action as Json[] | undefined) ?? [], 'PlanDefinition.action', {
+    patient,
+    params,
+    now,
+    requester,
+  });
   const goals = ((definition.goal as Json[] | undefined) ?? []).map((g, i) => {
     if (!g.description)
       fail(unprocessable(`PlanDefinition.goal[${i}] needs a description`, `PlanDefinition.goal[${i}].description`));
@@ -347,15 +289,34 @@ export async function applyPlanDefinition(
         Object.fromEntries(Object.entries(plan).filter(([, v]) => v !== undefined)) as unknown as Resource,
       )
     ).resource as unknown as Json;
+    const carePlan = `CarePlan/${created.id as string}`;
+    const references = new Map<Json, string>();
     const activity = [];
-    for (const { task } of planned) {
-      const saved = (
-        await tx.createResource({
-          ...task,
-          basedOn: [{ reference: `CarePlan/${created.id as string}` }],
-        } as unknown as Resource)
-      ).resource;
+    for (const { task } of plannedLeaves(planned)) {
+      const saved = (await tx.createResource({ ...task, basedOn: [{ reference: carePlan }] } as unknown as Resource))
+        .resource;
+      references.set(task, `Task/${saved.id as string}`);
       activity.push({ reference: { reference: `Task/${saved.id as string}`, display: task.description } });
+    }
+    if (needsRequestGroup(planned)) {
+      // Grouped actions: the plan's one activity is the RequestGroup, which holds the structure.
+      const group = buildRequestGroup({
+        planned,
+        references,
+        subject: params.subject,
+        encounter: params.encounter,
+        author: requester,
+        canonical,
+        carePlan,
+        now,
+      });
+      const savedGroup = (await tx.createResource(group as unknown as Resource)).resource;
+      activity.splice(0, activity.length, {
+        reference: {
+          reference: `RequestGroup/${savedGroup.id as string}`,
+          display: (definition.title ?? definition.name ?? 'Plan actions') as string,
+        },
+      });
     }
     if (activity.length === 0) return created as unknown as Resource;
     const { meta: _meta, ...rest } = created;

@@ -32,6 +32,7 @@ describe('MedicationList', () => {
     ];
     const { client, requests } = mockClient({
       'GET /fhir/R4/MedicationRequest': () => bundle(stored),
+      'GET /fhir/R4/MedicationAdministration': () => bundle([]),
       'PUT /fhir/R4/MedicationRequest/m1': (req) => {
         stored[0] = req.body as MedicationRequest;
         return stored[0];

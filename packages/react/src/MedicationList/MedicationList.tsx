@@ -1,6 +1,14 @@
 import { Badge, Button, Group, Stack, Text, TextInput, Title } from '@mantine/core';
-import { formatCodeableConcept, formatSig, type MedicationRequest } from '@hearth/core';
+import {
+  formatCodeableConcept,
+  formatSig,
+  type MedicationAdministration,
+  type MedicationRequest,
+  type Reference,
+} from '@hearth/core';
 import { useState, type ReactNode } from 'react';
+import { loadAdministrations } from '../MedicationAdministrationForm/administration.js';
+import { AdministrationRecord } from '../MedicationAdministrationForm/MedicationAdministrationForm.js';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { useHearth } from '../provider/HearthProvider.js';
 import { useAsync } from '../provider/hooks.js';
@@ -10,6 +18,8 @@ export interface MedicationListProps {
   patientId: string;
   /** Changes whenever a prescription is added elsewhere, to search again. */
   version?: number;
+  /** Who records administrations (the signed-in clinician); each request shows its administrations. */
+  performer?: Reference;
 }
 
 /** The groups the list shows, by MedicationRequest.status. */
@@ -25,7 +35,7 @@ export function stoppedRequest(request: MedicationRequest, reason: string): Medi
 }
 
 /** A patient's MedicationRequests in active / stopped / completed groups, each active one stoppable with a reason. */
-export function MedicationList({ patientId, version = 0 }: MedicationListProps): ReactNode {
+export function MedicationList({ patientId, version = 0, performer }: MedicationListProps): ReactNode {
   const client = useHearth();
   const [reload, setReload] = useState(0);
   const found = useAsync(
@@ -37,10 +47,12 @@ export function MedicationList({ patientId, version = 0 }: MedicationListProps):
       ),
     `${patientId}/${version}/${reload}`,
   );
+  const [given, setGiven] = useState(0);
+  const administered = useAsync(() => loadAdministrations(client, patientId), `${patientId}/${version}/${given}`);
   const requests = (found.data ?? []) as MedicationRequest[];
   return (
     <Stack gap="md">
-      <OperationOutcomeAlert error={found.error} />
+      <OperationOutcomeAlert error={found.error ?? administered.error} />
       {MEDICATION_GROUPS.map((group) => {
         const items = requests.filter((r) => group.statuses.includes(r.status));
         return (
@@ -55,7 +67,14 @@ export function MedicationList({ patientId, version = 0 }: MedicationListProps):
             ) : (
               <Stack gap="xs" component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
                 {items.map((r) => (
-                  <MedicationItem key={r.id} request={r} onChanged={() => setReload((n) => n + 1)} />
+                  <MedicationItem
+                    key={r.id}
+                    request={r}
+                    administrations={administered.data?.get(`MedicationRequest/${r.id}`) ?? []}
+                    performer={performer}
+                    onChanged={() => setReload((n) => n + 1)}
+                    onAdministered={() => setGiven((n) => n + 1)}
+                  />
                 ))}
               </Stack>
             )}
@@ -66,7 +85,19 @@ export function MedicationList({ patientId, version = 0 }: MedicationListProps):
   );
 }
 
-function MedicationItem({ request, onChanged }: { request: MedicationRequest; onChanged: () => void }): ReactNode {
+function MedicationItem({
+  request,
+  administrations,
+  performer,
+  onChanged,
+  onAdministered,
+}: {
+  request: MedicationRequest;
+  administrations: MedicationAdministration[];
+  performer?: Reference;
+  onChanged: () => void;
+  onAdministered: () => void;
+}): ReactNode {
   const client = useHearth();
   const action = useAction();
   const [stopping, setStopping] = useState(false);
@@ -128,6 +159,12 @@ function MedicationItem({ request, onChanged }: { request: MedicationRequest; on
           <OperationOutcomeAlert error={action.error} />
         </form>
       )}
+      <AdministrationRecord
+        request={request}
+        administrations={administrations}
+        performer={performer}
+        onRecorded={onAdministered}
+      />
     </li>
   );
 }

@@ -59,6 +59,8 @@ export interface Recorded {
   method: string;
   url: URL;
   body: unknown;
+  /** The request's headers (e.g. If-Match of a conditional update). */
+  headers: Headers;
 }
 
 export type Route = (req: Recorded) => unknown | Promise<unknown>;
@@ -88,7 +90,7 @@ export function mockClient(routes: Record<string, Route>): { client: HearthClien
         // Not JSON: kept as text.
       }
     }
-    const req = { method, url, body };
+    const req = { method, url, body, headers: new Headers(init?.headers) };
     requests.push(req);
     const key = `${method} ${url.pathname}`;
     const route =

@@ -82,6 +82,33 @@ describe('the medications terminology part', () => {
     expect(allergensOf('308191').map((a) => a.code)).toEqual(amoxicillin.map((c) => c.code));
   });
 
+  it('offers atorvastatin, sertraline and ferrous sulfate by name, each with its ingredient', async () => {
+    const expand = async (filter: string) => {
+      const res = await t.app.inject({
+        headers: t.authHeaders,
+        url: `/fhir/R4/ValueSet/$expand?url=${encodeURIComponent(MEDICATIONS_VALUE_SET)}&filter=${encodeURIComponent(filter)}`,
+      });
+      expect(res.statusCode).toBe(200);
+      return (res.json().expansion.contains as { code: string; display: string }[])
+        .map((c) => `${c.code} ${c.display}`)
+        .sort();
+    };
+    expect(await expand('atorva')).toEqual([
+      '259255 atorvastatin 80 MG Oral Tablet',
+      '617310 atorvastatin 20 MG Oral Tablet',
+      '617312 atorvastatin 10 MG Oral Tablet',
+    ]);
+    expect(await expand('sertra')).toEqual([
+      '312938 sertraline 100 MG Oral Tablet',
+      '312940 sertraline 25 MG Oral Tablet',
+      '312941 sertraline 50 MG Oral Tablet',
+    ]);
+    expect(await expand('ferrous')).toEqual(['310325 ferrous sulfate 325 MG Oral Tablet']);
+    expect((await translate('617310')).map((c) => c.code)).toEqual(['83367']);
+    expect((await translate('312941')).map((c) => c.code)).toEqual(['36437']);
+    expect((await translate('310325')).map((c) => c.code)).toEqual(['24947']);
+  });
+
   it('every drug of the value set names at least one ingredient', () => {
     expect(allergensOf('0')).toEqual([]);
     expect(allergensOf('860975').map((a) => a.code)).toEqual(['6809']);

@@ -28,6 +28,7 @@ const INGREDIENTS: Record<string, { rxcui: string; snomed?: [string, string] }> 
   amoxicillin: { rxcui: '723', snomed: ['372687004', 'Amoxicillin (substance)'] },
   anastrozole: { rxcui: '84857' },
   aspirin: { rxcui: '1191', snomed: ['387458008', 'Aspirin (substance)'] },
+  atorvastatin: { rxcui: '83367' },
   atropine: { rxcui: '1223' },
   carvedilol: { rxcui: '20352' },
   cetirizine: { rxcui: '20610' },
@@ -39,6 +40,7 @@ const INGREDIENTS: Record<string, { rxcui: string; snomed?: [string, string] }> 
   donepezil: { rxcui: '135447' },
   epinephrine: { rxcui: '3992' },
   fentanyl: { rxcui: '4337' },
+  'ferrous sulfate': { rxcui: '24947' },
   fexofenadine: { rxcui: '87636' },
   fluticasone: { rxcui: '41126' },
   furosemide: { rxcui: '4603' },
@@ -61,6 +63,7 @@ const INGREDIENTS: Record<string, { rxcui: string; snomed?: [string, string] }> 
   prednisone: { rxcui: '8640' },
   pregabalin: { rxcui: '187832' },
   salmeterol: { rxcui: '36117' },
+  sertraline: { rxcui: '36437' },
   simvastatin: { rxcui: '36567' },
   tramadol: { rxcui: '10689' },
   warfarin: { rxcui: '11289' },
@@ -114,6 +117,9 @@ const DRUGS: [string, string, string[]][] = [
   ['314077', 'lisinopril 20 MG Oral Tablet', ['lisinopril']],
   ['310798', 'hydrochlorothiazide 25 MG Oral Tablet', ['hydrochlorothiazide']],
   ['313988', 'furosemide 40 MG Oral Tablet', ['furosemide']],
+  ['617312', 'atorvastatin 10 MG Oral Tablet', ['atorvastatin']],
+  ['617310', 'atorvastatin 20 MG Oral Tablet', ['atorvastatin']],
+  ['259255', 'atorvastatin 80 MG Oral Tablet', ['atorvastatin']],
   ['314231', 'simvastatin 10 MG Oral Tablet', ['simvastatin']],
   ['312961', 'simvastatin 20 MG Oral Tablet', ['simvastatin']],
   ['309362', 'clopidogrel 75 MG Oral Tablet', ['clopidogrel']],
@@ -123,6 +129,10 @@ const DRUGS: [string, string, string[]][] = [
   ['705129', 'nitroglycerin 0.4 MG/ACTUAT Mucosal Spray', ['nitroglycerin']],
   // Diabetes
   ['860975', '24 HR metformin hydrochloride 500 MG Extended Release Oral Tablet', ['metformin']],
+  // Mental health
+  ['312940', 'sertraline 25 MG Oral Tablet', ['sertraline']],
+  ['312941', 'sertraline 50 MG Oral Tablet', ['sertraline']],
+  ['312938', 'sertraline 100 MG Oral Tablet', ['sertraline']],
   // Respiratory and allergy
   ['745679', '200 ACTUAT albuterol 0.09 MG/ACTUAT Metered Dose Inhaler', ['albuterol']],
   ['895994', '120 ACTUAT fluticasone propionate 0.044 MG/ACTUAT Metered Dose Inhaler', ['fluticasone']],
@@ -138,6 +148,7 @@ const DRUGS: [string, string, string[]][] = [
   ['1660014', '1 ML epinephrine 1 MG/ML Injection', ['epinephrine']],
   ['1190795', 'atropine sulfate 1 MG/ML Injectable Solution', ['atropine']],
   // Other
+  ['310325', 'ferrous sulfate 325 MG Oral Tablet', ['ferrous sulfate']],
   ['904419', 'alendronic acid 10 MG Oral Tablet', ['alendronate']],
   ['199224', 'anastrozole 1 MG Oral Tablet', ['anastrozole']],
   ['997223', 'donepezil hydrochloride 10 MG Oral Tablet', ['donepezil']],
