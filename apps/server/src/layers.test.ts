@@ -41,6 +41,8 @@ export const SERVER_LAYERS: Record<string, number> = {
   imaging: 3,
   // Care plans: PlanDefinition/$apply.
   careplans: 3,
+  // Secure messaging: Communication/$mark-read, email to offline recipients.
+  messaging: 3,
   // The access audit trail: capture, storage, search, chain, retention.
   audit: 3,
   // Wires the queue, bots and subscriptions together.
