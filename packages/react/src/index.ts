@@ -158,3 +158,17 @@ export {
   type AllergyConflict,
   type PrescriptionDraft,
 } from './PrescribeForm/prescription.js';
+export {
+  countUnreadMessages,
+  loadThread,
+  loadThreads,
+  markThreadRead,
+  replyRecipients,
+  unreadQuery,
+  type ThreadSummary,
+} from './Messaging/messages.js';
+export { inboxCriteria, useMessageStream } from './Messaging/use-message-stream.js';
+export { ThreadList, type ThreadListProps } from './Messaging/ThreadList.js';
+export { MESSAGES_CHANGED, MessageThread, type MessageThreadProps } from './Messaging/MessageThread.js';
+export { MessageComposer, type MessageComposerProps } from './Messaging/MessageComposer.js';
+export { NewThreadForm, type NewThreadFormProps } from './Messaging/NewThreadForm.js';
