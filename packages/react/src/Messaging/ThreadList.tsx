@@ -1,4 +1,4 @@
-import { Badge, Group, Stack, Text, UnstyledButton } from '@mantine/core';
+import { Badge, Group, Stack, Text, UnstyledButton, VisuallyHidden } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { formatDateTime } from '@hearth/core';
 import type { ThreadSummary } from './messages.js';
@@ -34,7 +34,6 @@ export function ThreadList({ threads, selected, onOpen }: ThreadListProps): Reac
             <UnstyledButton
               onClick={() => onOpen(thread.id)}
               aria-current={thread.id === selected ? 'true' : undefined}
-              aria-label={`${thread.topic}${thread.unread > 0 ? `, ${thread.unread} unread` : ''}`}
               p="xs"
               w="100%"
               style={{
@@ -47,8 +46,9 @@ export function ThreadList({ threads, selected, onOpen }: ThreadListProps): Reac
                   {thread.topic}
                 </Text>
                 {thread.unread > 0 && (
-                  <Badge size="sm" color="red" circle={thread.unread < 10} aria-hidden>
+                  <Badge size="sm" color="red" circle={thread.unread < 10}>
                     {thread.unread}
+                    <VisuallyHidden> unread</VisuallyHidden>
                   </Badge>
                 )}
               </Group>
