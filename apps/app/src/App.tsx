@@ -17,12 +17,15 @@ import {
 import { useDisclosure } from '@mantine/hooks';
 import { getDisplayString, type HearthClient } from '@hearth/core';
 import {
+  countUnreadMessages,
   countUnreviewed,
   getResourceTypes,
   HearthProvider,
+  MESSAGES_CHANGED,
   ResourceAvatar,
   useAsync,
   useHearthContext,
+  useMessageStream,
   useMetadata,
 } from '@hearth/react';
 import { Suspense, useCallback, useEffect, useState, type ReactNode } from 'react';
@@ -58,6 +61,7 @@ const LabReportPage = lazyPage(() => import('./pages/LabPages.js'), 'LabReportPa
 const RequisitionPage = lazyPage(() => import('./pages/LabPages.js'), 'RequisitionPage');
 const ResultsInboxPage = lazyPage(() => import('./pages/LabPages.js'), 'ResultsInboxPage');
 const TasksPage = lazyPage(() => import('./pages/CarePlanPages.js'), 'TasksPage');
+const MessagesPage = lazyPage(() => import('./pages/MessagesPage.js'), 'MessagesPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
   const navigate = useNavigate();
@@ -168,6 +172,13 @@ function SignedIn(): ReactNode {
               onClick={close}
             />
           ))}
+          {PEOPLE.includes(profile.resourceType) && (
+            <MessagesLink
+              me={`${profile.resourceType}/${profile.id}`}
+              active={location.pathname.startsWith('/messages')}
+              onClick={close}
+            />
+          )}
           {profile.resourceType === 'Practitioner' && (
             <NavLink
               label="Tasks"
@@ -231,6 +242,7 @@ function SignedIn(): ReactNode {
               <Route path="/labs/order/:id" element={<LabOrderPage />} />
               <Route path="/labs/order/:id/requisition" element={<RequisitionPage />} />
               <Route path="/labs/report/:id" element={<LabReportPage />} />
+              <Route path="/messages/:threadId?" element={<MessagesPage />} />
               <Route path="/:resourceType" element={<SearchPage />} />
               <Route path="/:resourceType/new" element={<CreatePage />} />
               <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />
@@ -279,6 +291,44 @@ function InboxLink({
       rightSection={
         unread > 0 ? (
           <Badge size="sm" color="red" circle={unread < 10} aria-label={`${unread} unreviewed`}>
+            {unread}
+          </Badge>
+        ) : undefined
+      }
+    />
+  );
+}
+
+/** Profiles that send and receive messages. */
+const PEOPLE = ['Patient', 'Practitioner', 'RelatedPerson'];
+
+/**
+ * The navigation's link to the messages, with how many are unread: counted again when a message
+ * arrives (live, over the websocket), when messages are read or sent here, and on page changes.
+ */
+function MessagesLink({ me, active, onClick }: { me: string; active: boolean; onClick: () => void }): ReactNode {
+  const { client } = useHearthContext();
+  const location = useLocation();
+  const [changes, setChanges] = useState(0);
+  useEffect(() => {
+    const bump = () => setChanges((n) => n + 1);
+    window.addEventListener(MESSAGES_CHANGED, bump);
+    return () => window.removeEventListener(MESSAGES_CHANGED, bump);
+  }, []);
+  useMessageStream(me, () => setChanges((n) => n + 1));
+  const count = useAsync(() => countUnreadMessages(client, me), `${me}${location.pathname}/${changes}`);
+  const unread = count.data ?? 0;
+  return (
+    <NavLink
+      label="Messages"
+      component={Link}
+      to="/messages"
+      active={active}
+      onClick={onClick}
+      aria-label={unread > 0 ? `Messages, ${unread} unread` : 'Messages'}
+      rightSection={
+        unread > 0 ? (
+          <Badge size="sm" color="red" circle={unread < 10} aria-hidden>
             {unread}
           </Badge>
         ) : undefined

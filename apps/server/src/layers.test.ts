@@ -43,6 +43,8 @@ export const SERVER_LAYERS: Record<string, number> = {
   careplans: 3,
   // Billing: charges, claims, the payer's answers and the CMS-1500 PDF.
   billing: 3,
+  // Secure messaging: Communication/$mark-read, email to offline recipients.
+  messaging: 3,
   // The access audit trail: capture, storage, search, chain, retention.
   audit: 3,
   // Wires the queue, bots and subscriptions together.

@@ -32,6 +32,8 @@ import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
 import { applyOperation } from './careplans/apply.js';
 import { registerBillingOperations } from './billing/operations.js';
+import { createMessagingModule } from './messaging/module.js';
+import { appBaseUrl } from './auth/deps.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
@@ -176,6 +178,8 @@ export async function createServices(
   operations.register(projectInitOperation(auth));
   registerImagingOperations(operations, { binaryStore });
   const contextFor: FhirContextFactory = auth.contextFor;
+  const messaging = createMessagingModule();
+  messaging.registerOperations(operations);
   const automation = await createAutomation({
     config,
     pool,
@@ -191,7 +195,17 @@ export async function createServices(
     memberScope: async (membership) => auth.scopeOf(await auth.authenticator.forMembership(membership)),
     // Without a relay, email deliveries fail visibly (the subscription shows why) rather than count as sent.
     mailer: auth.deps.mailer.delivers === false ? undefined : auth.deps.mailer,
-    defineJobs: (jobs) => audit.defineJobs(jobs),
+    defineJobs: (jobs, subscriptions) => {
+      audit.defineJobs(jobs);
+      // New messages email their offline recipients through the relay (none configured: not sent).
+      messaging.defineJobs(jobs, writes, {
+        systemRepo,
+        send: (message) => auth.deps.mailer.send(message),
+        isConnected: subscriptions.isConnected,
+        appBaseUrl: appBaseUrl(config),
+        logger,
+      });
+    },
     telemetry,
   });
   const agents = createAgentModule({

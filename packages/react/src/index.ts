@@ -238,3 +238,17 @@ export {
   loadAdministrations,
   type AdministrationDraft,
 } from './MedicationAdministrationForm/administration.js';
+export {
+  countUnreadMessages,
+  loadThread,
+  loadThreads,
+  markThreadRead,
+  replyRecipients,
+  unreadQuery,
+  type ThreadSummary,
+} from './Messaging/messages.js';
+export { inboxCriteria, useMessageStream } from './Messaging/use-message-stream.js';
+export { ThreadList, type ThreadListProps } from './Messaging/ThreadList.js';
+export { MESSAGES_CHANGED, MessageThread, type MessageThreadProps } from './Messaging/MessageThread.js';
+export { MessageComposer, type MessageComposerProps } from './Messaging/MessageComposer.js';
+export { NewThreadForm, type NewThreadFormProps } from './Messaging/NewThreadForm.js';

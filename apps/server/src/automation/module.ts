@@ -35,7 +35,7 @@ export interface AutomationDeps {
   /** auth/: the SMTP mailer, for email subscriptions. */
   mailer?: Mailer;
   /** Queues other modules run in the background (the audit trail's retention), defined before the queue starts. */
-  defineJobs?: (jobs: JobQueue) => void;
+  defineJobs?: (jobs: JobQueue, subscriptions: SubscriptionModule) => void;
   /** Spans and metrics of jobs, bot runs and deliveries (observability/). */
   telemetry?: Telemetry;
 }
@@ -117,7 +117,7 @@ export async function createAutomation(deps: AutomationDeps): Promise<Automation
   // A project's new SearchParameter: its existing resources are reindexed as a job.
   deps.writes.subscribe(deps.search.useJobQueue(jobs, logger));
   await subscriptions.start();
-  deps.defineJobs?.(jobs);
+  deps.defineJobs?.(jobs, subscriptions);
   await jobs.start();
   // Recovery queues evaluation jobs: their queue exists from jobs.start() on.
   await subscriptions.startHeartbeat();

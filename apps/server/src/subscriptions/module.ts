@@ -21,7 +21,8 @@ import { SubscriptionListener } from './listener.js';
 import { ListenerHeartbeat } from './heartbeat.js';
 import { CriteriaPretest, type ParamRegistry } from './prefilter.js';
 import { registerSubscriptionOperations } from './operations.js';
-import { BindingTokens, WebsocketHub } from './websocket.js';
+import { BindingTokens, PING_INTERVAL_MS, WebsocketHub } from './websocket.js';
+import { isConnected, WebsocketPresence } from './presence.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
 export interface SubscriptionModuleDeps {
@@ -47,6 +48,11 @@ export interface SubscriptionModuleDeps {
 
 export interface SubscriptionModule {
   hub: WebsocketHub;
+  /**
+   * True when the profile ("Patient/123") has a subscription websocket bound in the project on any
+   * process (presence.ts): what messaging asks before emailing a recipient.
+   */
+  isConnected(projectId: string, profile: string): Promise<boolean>;
   /** The message bus between server processes (PostgreSQL NOTIFY or Redis), also the agent hub's. */
   broadcaster: Broadcaster;
   registerOperations(registry: OperationRegistry): void;
@@ -83,7 +89,15 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
   }
   deps.notices.on(['Subscription'], (notice) => active.invalidate(notice.projectId));
   const tokens = new BindingTokens(deps.pool);
-  const hub = new WebsocketHub({ tokens, systemRepo: deps.systemRepo, members: deps.members, fhirBase, logger });
+  const presence = new WebsocketPresence(deps.pool, logger);
+  const hub = new WebsocketHub({
+    tokens,
+    systemRepo: deps.systemRepo,
+    members: deps.members,
+    fhirBase,
+    logger,
+    presence,
+  });
   const pretest = new CriteriaPretest(deps.registry, deps.pool);
   const listener = new SubscriptionListener(
     active,
@@ -184,6 +198,8 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
 
   return {
     hub,
+    // Refreshed every ping round of the hub (30 s): three missed rounds and a process's rows count as gone.
+    isConnected: (projectId, profile) => isConnected(deps.pool, projectId, profile, 3 * PING_INTERVAL_MS),
     broadcaster,
     registerOperations(registry) {
       registerSubscriptionOperations(registry, {
@@ -202,6 +218,7 @@ export function createSubscriptionModule(deps: SubscriptionModuleDeps): Subscrip
     async stop() {
       await heartbeat.stop(() => listener.drain());
       hub.close();
+      await presence.settled();
       await broadcaster.stop();
     },
   };

@@ -8,6 +8,7 @@ import type { MemberRepositories } from '../jobs/actor.js';
 import { setSettingOnce } from '../storage/settings.js';
 import { parseSubscription } from './model.js';
 import { notificationId } from './notification-id.js';
+import type { WebsocketPresence } from './presence.js';
 
 const SECRET_SETTING = 'subscriptionBindingSecret';
 
@@ -84,6 +85,8 @@ export interface WebsocketHubDeps {
   members: MemberRepositories;
   fhirBase: string;
   logger: Logger;
+  /** Records who is connected (the bound subscriptions' authors), for whoever must know (messaging). */
+  presence?: WebsocketPresence;
 }
 
 /** A subscription-notification Bundle (the R4 Backport IG shape the spec's platform sends). */
@@ -127,7 +130,7 @@ function errorMessage(text: string): string {
 }
 
 /** How often sockets are pinged (dead peers are dropped after one missed pong). */
-const PING_INTERVAL_MS = 30_000;
+export const PING_INTERVAL_MS = 30_000;
 
 /**
  * The websocket side of subscriptions (/ws/subscriptions-r4): a client sends
@@ -140,6 +143,8 @@ export class WebsocketHub {
   private readonly counters = new Map<string, number>();
   private readonly alive = new WeakSet<WebSocket>();
   private readonly sockets = new Set<WebSocket>();
+  /** Per socket: its bound subscriptions' presence keys (presence.ts). */
+  private readonly present = new WeakMap<WebSocket, Map<string, string>>();
   private readonly pinger: NodeJS.Timeout;
 
   constructor(private readonly deps: WebsocketHubDeps) {
@@ -160,6 +165,7 @@ export class WebsocketHub {
   }
 
   private ping(): void {
+    this.deps.presence?.refresh();
     for (const socket of this.sockets) {
       if (!this.alive.has(socket)) {
         socket.terminate();
@@ -190,11 +196,18 @@ export class WebsocketHub {
       for (const id of mine) {
         this.unbind(id, socket);
       }
+      mine.clear();
     });
     socket.on('error', () => socket.terminate());
   }
 
   private unbind(subscriptionId: string, socket: WebSocket): void {
+    const keys = this.present.get(socket);
+    const key = keys?.get(subscriptionId);
+    if (key !== undefined) {
+      keys?.delete(subscriptionId);
+      this.deps.presence?.leave(key);
+    }
     const set = this.bound.get(subscriptionId);
     set?.delete(socket);
     if (set?.size === 0) {
@@ -225,12 +238,14 @@ export class WebsocketHub {
           return;
         }
         let active = false;
+        let author: string | undefined;
         try {
           const stored = await this.deps
             .systemRepo(claims.projectId)
             .readResource('Subscription', claims.subscriptionId);
           const sub = parseSubscription(stored.resource);
           active = sub?.channel === 'websocket' && sub.projectId === claims.projectId;
+          author = stored.resource.meta?.author?.reference;
         } catch {
           active = false;
         }
@@ -241,6 +256,11 @@ export class WebsocketHub {
         const set = this.bound.get(claims.subscriptionId) ?? new Set<WebSocket>();
         set.add(socket);
         this.bound.set(claims.subscriptionId, set);
+        if (!mine.has(claims.subscriptionId) && author && this.deps.presence && socket.readyState === socket.OPEN) {
+          const keys = this.present.get(socket) ?? new Map<string, string>();
+          keys.set(claims.subscriptionId, this.deps.presence.join(claims.projectId, author));
+          this.present.set(socket, keys);
+        }
         mine.add(claims.subscriptionId);
         socket.send(JSON.stringify(notificationBundle(claims.subscriptionId, 'handshake')));
         return;
@@ -306,6 +326,7 @@ export class WebsocketHub {
 
   close(): void {
     clearInterval(this.pinger);
+    void this.deps.presence?.close();
     for (const socket of this.sockets) {
       socket.close(1001, 'Server shutting down');
     }

@@ -1,5 +1,5 @@
 import { Anchor, Button, FileButton, Group, Input, Progress, Stack, Text } from '@mantine/core';
-import type { Attachment } from '@hearth/core';
+import type { Attachment, Reference } from '@hearth/core';
 import { useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { useHearth } from '../provider/HearthProvider.js';
@@ -11,6 +11,8 @@ export interface AttachmentInputProps {
   error?: string;
   /** Accepted file types (the file input's `accept`), e.g. 'image/*'. */
   accept?: string;
+  /** The resource whose access rules the uploaded Binary follows (e.g. the patient it is about). */
+  securityContext?: Reference;
 }
 
 /** Uploads a file as a Binary, with a progress bar, and keeps an Attachment pointing at it. */
@@ -20,6 +22,7 @@ export function AttachmentInput({
   onChange,
   error,
   accept,
+  securityContext,
 }: AttachmentInputProps): ReactNode {
   const client = useHearth();
   const [progress, setProgress] = useState<number | undefined>(undefined);
@@ -36,6 +39,7 @@ export function AttachmentInput({
         contentType: file.type || 'application/octet-stream',
         data: file,
         filename: file.name,
+        ...(securityContext ? { securityContext } : {}),
         onProgress: (e) => setProgress(e.total ? Math.round((e.loaded / e.total) * 100) : 0),
       });
       onChange({ ...attachment, size: file.size });

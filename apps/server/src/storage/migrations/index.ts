@@ -11,6 +11,7 @@ import { m0120SearchQuantityBaseUnits } from './0120-search-quantity-base-units.
 import { m0200AuthLookups } from './0200-auth-lookups.js';
 import { m0300JobQueue } from './0300-job-queue.js';
 import { m0301ListenerHeartbeat } from './0301-listener-heartbeat.js';
+import { m0302WebsocketPresence } from './0302-websocket-presence.js';
 import { m0201PlatformUniqueIds } from './0201-platform-unique-ids.js';
 import { m0202PlatformIdsByKey } from './0202-platform-ids-by-key.js';
 import { m0310AgentHub } from './0310-agent-hub.js';
@@ -36,6 +37,7 @@ export const migrations: Migration[] = [
   m0202PlatformIdsByKey,
   m0300JobQueue,
   m0301ListenerHeartbeat,
+  m0302WebsocketPresence,
   m0310AgentHub,
   m0400Terminology,
   m0600AuditTrail,
