@@ -182,6 +182,7 @@ export {
   taskDue,
   updateTask,
   type DueFilter,
+  type Worklist,
   type WorklistItem,
   type WorklistScope,
 } from './TaskWorklist/worklist.js';
