@@ -206,6 +206,7 @@ export {
   taskDue,
   updateTask,
   type DueFilter,
+  type Worklist,
   type WorklistItem,
   type WorklistScope,
 } from './TaskWorklist/worklist.js';

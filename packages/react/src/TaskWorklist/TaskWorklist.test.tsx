@@ -5,6 +5,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { bundle, mockClient, Reply, renderWithHearth, type Recorded } from '../test/render.js';
 import { TaskWorklist } from './TaskWorklist.js';
+import { loadWorklist } from './worklist.js';
 
 const me = { reference: 'Practitioner/dr', display: 'Dr Ada Lovelace' };
 const patient = { resourceType: 'Patient', id: 'p1', name: [{ given: ['Grace'], family: 'Hopper' }] };
@@ -245,5 +246,22 @@ describe('TaskWorklist', () => {
     await waitFor(() => expect(screen.queryByRole('listitem', { name: 'Diet advice' })).toBeNull());
     expect(puts[2].body).toMatchObject({ status: 'cancelled', statusReason: { text: 'Seen by dietitian elsewhere' } });
     expect(puts[2].headers.get('If-Match')).toBe('W/"1"');
+  });
+
+  it('follows next pages up to five, and says when more tasks matched', async () => {
+    let pages = 0;
+    const { client } = mockClient({
+      'GET /fhir/R4/Task': () => {
+        pages++;
+        return {
+          ...(taskBundle([task(`p${pages}`, { owner: me })]) as object),
+          link: [{ relation: 'next', url: `http://test.local/fhir/R4/Task?page=${pages + 1}` }],
+        };
+      },
+    });
+    const list = await loadWorklist(client, { scope: 'mine', practitioner: me, teams: [], statuses: [] });
+    expect(list.map((i) => i.task.id)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
+    expect(list[0].patient?.id).toBe('p1');
+    expect(list.truncated).toBe(true);
   });
 });

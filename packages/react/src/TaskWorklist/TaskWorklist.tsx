@@ -163,6 +163,7 @@ export function TaskWorklist({
         <>
           <Text role="status" size="sm">
             {items.length} task{items.length === 1 ? '' : 's'}
+            {list.data?.truncated ? ' (the first of more: narrow the status or due filters to see the rest)' : ''}
           </Text>
           <Stack gap="xs" component="ul" aria-label="Tasks" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
             {items.map((item) => (

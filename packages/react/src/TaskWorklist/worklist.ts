@@ -114,25 +114,39 @@ export async function loadTeams(client: HearthClient, practitioner: Reference): 
   return [...out.values()];
 }
 
-async function searchTasks(client: HearthClient, query: Record<string, string>): Promise<WorklistItem[]> {
-  const found = await client.search(
+/** Pages of a work-list search followed at most (of 200 tasks each). */
+const MAX_PAGES = 5;
+
+/** A work list, and whether more tasks matched than were read (MAX_PAGES pages). */
+export type Worklist = WorklistItem[] & { truncated?: boolean };
+
+async function searchTasks(client: HearthClient, query: Record<string, string>): Promise<Worklist> {
+  const out: Worklist = [];
+  let pages = 0;
+  for await (const page of client.searchResourcePages(
     'Task',
     { ...query, _count: '200', _include: 'Task:patient' },
     { cache: 'no-cache' },
-  );
-  const entries = (found.entry ?? []) as { resource?: Task | Patient; search?: { mode?: string } }[];
-  const patients = new Map(
-    entries
-      .map((e) => e.resource)
-      .filter((r): r is Patient => r?.resourceType === 'Patient')
-      .map((p) => [`Patient/${p.id}`, p]),
-  );
-  return entries
-    .filter((e) => e.search?.mode !== 'include' && e.resource?.resourceType === 'Task')
-    .map((e) => {
-      const task = e.resource as Task;
-      return { task, patient: patients.get(task.for?.reference ?? '') };
-    });
+  )) {
+    if (pages === MAX_PAGES) {
+      out.truncated = true;
+      break;
+    }
+    pages++;
+    const entries = (page.bundle.entry ?? []) as { resource?: Task | Patient; search?: { mode?: string } }[];
+    const patients = new Map(
+      entries
+        .map((e) => e.resource)
+        .filter((r): r is Patient => r?.resourceType === 'Patient')
+        .map((p) => [`Patient/${p.id}`, p]),
+    );
+    for (const e of entries) {
+      if (e.search?.mode === 'include' || e.resource?.resourceType !== 'Task') continue;
+      const task = e.resource;
+      out.push({ task, patient: patients.get(task.for?.reference ?? '') });
+    }
+  }
+  return out;
 }
 
 /**
@@ -150,9 +164,9 @@ export async function loadWorklist(
     due?: DueFilter;
     now?: Date;
   },
-): Promise<WorklistItem[]> {
+): Promise<Worklist> {
   const status = (options.statuses.length ? options.statuses : OPEN_TASK_STATUSES).join(',');
-  const searches: Promise<WorklistItem[]>[] = [];
+  const searches: Promise<Worklist>[] = [];
   if (options.scope === 'mine') {
     searches.push(searchTasks(client, { owner: options.practitioner.reference ?? '', status }));
   } else {
@@ -161,8 +175,9 @@ export async function loadWorklist(
     }
     searches.push(searchTasks(client, { 'owner:missing': 'true', status }));
   }
+  const lists = await Promise.all(searches);
   const seen = new Set<string>();
-  return (await Promise.all(searches))
+  const out: Worklist = lists
     .flat()
     .filter((item) => {
       if (seen.has(item.task.id ?? '')) return false;
@@ -170,6 +185,8 @@ export async function loadWorklist(
       return matchesDue(item.task, options.due ?? 'any', options.now);
     })
     .sort((a, b) => compareByDue(a.task, b.task));
+  out.truncated = lists.some((l) => l.truncated);
+  return out;
 }
 
 /** Whether the practitioner owns the task. */
