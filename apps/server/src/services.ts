@@ -31,6 +31,7 @@ import { projectInitOperation } from './auth/operations/project-init.js';
 import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
 import { applyOperation } from './careplans/apply.js';
+import { registerSchedulingOperations } from './scheduling/module.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
@@ -206,6 +207,7 @@ export async function createServices(
   audit.start();
   operations.register(everythingOperation(search.service));
   operations.register(applyOperation());
+  registerSchedulingOperations(operations, { search: search.service });
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,

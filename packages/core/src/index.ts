@@ -26,3 +26,4 @@ export * from './astm/index.js';
 export * from './async-jobs.js';
 export * from './labs.js';
 export * from './sig.js';
+export * from './scheduling/index.js';
