@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OperationOutcomeError } from '../outcome.js';
+import type { OperationOutcomeError } from '../outcome.js';
 import { AVAILABILITY_URL, availabilityExtension, availabilityOf, type Availability } from './availability.js';
 import { exceptionRange, planSlots } from './plan.js';
 import { localDate, zonedToEpoch } from './zoned-time.js';
