@@ -57,6 +57,8 @@ const LabOrderPage = lazyPage(() => import('./pages/LabPages.js'), 'LabOrderPage
 const LabReportPage = lazyPage(() => import('./pages/LabPages.js'), 'LabReportPage');
 const RequisitionPage = lazyPage(() => import('./pages/LabPages.js'), 'RequisitionPage');
 const ResultsInboxPage = lazyPage(() => import('./pages/LabPages.js'), 'ResultsInboxPage');
+const SchedulePage = lazyPage(() => import('./pages/SchedulingPages.js'), 'SchedulePage');
+const BookPage = lazyPage(() => import('./pages/SchedulingPages.js'), 'BookPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
   const navigate = useNavigate();
@@ -157,6 +159,23 @@ function SignedIn(): ReactNode {
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main navigation">
         <ScrollArea>
+          {profile.resourceType === 'Patient' ? (
+            <NavLink
+              label="Book an appointment"
+              component={Link}
+              to="/book"
+              active={location.pathname.startsWith('/book')}
+              onClick={close}
+            />
+          ) : (
+            <NavLink
+              label="Schedule"
+              component={Link}
+              to="/schedule"
+              active={location.pathname.startsWith('/schedule')}
+              onClick={close}
+            />
+          )}
           {QUICK_LINKS.map((t) => (
             <NavLink
               key={t}
@@ -220,6 +239,8 @@ function SignedIn(): ReactNode {
               <Route path="/labs/order/:id" element={<LabOrderPage />} />
               <Route path="/labs/order/:id/requisition" element={<RequisitionPage />} />
               <Route path="/labs/report/:id" element={<LabReportPage />} />
+              <Route path="/schedule" element={<SchedulePage />} />
+              <Route path="/book" element={<BookPage />} />
               <Route path="/:resourceType" element={<SearchPage />} />
               <Route path="/:resourceType/new" element={<CreatePage />} />
               <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />

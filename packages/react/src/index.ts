@@ -158,3 +158,27 @@ export {
   type AllergyConflict,
   type PrescriptionDraft,
 } from './PrescribeForm/prescription.js';
+export { CalendarLegend, WeekCalendar, type WeekCalendarProps } from './WeekCalendar/WeekCalendar.js';
+export {
+  addDays,
+  appointmentPatient,
+  calendarEvents,
+  hourRange,
+  placeEvents,
+  startOfWeek,
+  STATUS_COLORS,
+  STATUS_LABELS,
+  weekDays,
+  weekLabel,
+  type CalendarEvent,
+  type PlacedEvent,
+} from './WeekCalendar/week.js';
+export { ScheduleCalendar, type ScheduleCalendarProps } from './ScheduleCalendar/ScheduleCalendar.js';
+export {
+  AvailabilityForm,
+  draftAvailability,
+  minutesOfTime,
+  type AvailabilityDraft,
+  type AvailabilityFormProps,
+} from './AvailabilityForm/AvailabilityForm.js';
+export { SlotBooking, slotsByDay, type SlotBookingProps } from './SlotBooking/SlotBooking.js';

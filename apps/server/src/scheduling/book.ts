@@ -1,7 +1,7 @@
 // Appointment/$book: the Slot turns busy and the Appointment is created in one transaction. The
 // Slot's update is version-checked under its row lock (storage/write.ts), so of concurrent
 // bookings of one slot exactly one commits; the others answer 409.
-import { badRequest, fail, type Resource } from '@hearth/core';
+import { badRequest, fail, getDisplayString, type Resource } from '@hearth/core';
 import type { OperationRegistration } from '../operations/registry.js';
 import { jsonResult } from '../operations/result.js';
 import type { Repository } from '../storage/repository.js';
@@ -43,10 +43,15 @@ export interface BookRequest {
 export async function bookSlot(repo: Repository, request: BookRequest, now = Date.now()): Promise<Resource> {
   const { slot, versionId, schedule } = await bookableSlot(repo, request.slotId, now);
   // The patient must exist and be visible to the caller (a patient sees only themselves).
-  await repo.readResource('Patient', request.patient.split('/')[1]);
+  const patient = (await repo.readResource('Patient', request.patient.split('/')[1])).resource;
+  const display = getDisplayString(patient);
   const details = request.details ?? ({} as Partial<AppointmentResource>);
   const participants: Participant[] = [
-    { actor: { reference: request.patient }, status: 'accepted', required: 'required' },
+    {
+      actor: { reference: request.patient, ...(display ? { display } : {}) },
+      status: 'accepted',
+      required: 'required',
+    },
     ...scheduleParticipants(schedule),
   ];
   for (const p of details.participant ?? []) {

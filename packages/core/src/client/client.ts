@@ -7,13 +7,13 @@ import type {
   Attachment,
   Binary,
   Bot,
-  Bundle,
   ClientApplication,
   OperationOutcome,
   Parameters,
   ProjectMembership,
   ValueSet,
 } from '@hearth/fhir-types';
+import type { Bundle } from '../fhir-types.js';
 import { badRequest, OperationOutcomeError } from '../outcome.js';
 import { FhirClient, type AnyResource } from './fhir.js';
 import { isJsonContentType } from './http.js';
