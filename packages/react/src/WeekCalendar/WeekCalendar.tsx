@@ -1,12 +1,12 @@
-import { Box, Group, Text, UnstyledButton } from '@mantine/core';
+import { Box, Group, Text, UnstyledButton, VisuallyHidden } from '@mantine/core';
 import type { Appointment, Slot } from '@hearth/core';
 import { useRef, useState, type CSSProperties, type PointerEvent as ReactPointerEvent, type ReactNode } from 'react';
 import { ScrollRegion } from '../util/scroll-region.js';
 import {
   appointmentPatient,
+  dayLabel,
   hourRange,
   placeEvents,
-  slotLabel,
   STATUS_COLORS,
   STATUS_LABELS,
   timeLabel,
@@ -48,7 +48,8 @@ function eventStyle(status: string, kind: CalendarEvent['kind']): CSSProperties 
     background: unavailable
       ? 'repeating-linear-gradient(135deg, var(--mantine-color-gray-1), var(--mantine-color-gray-1) 6px, var(--mantine-color-gray-3) 6px, var(--mantine-color-gray-3) 12px)'
       : `var(--mantine-color-${color}-${kind === 'appointment' ? 1 : 0})`,
-    color: `var(--mantine-color-${color === 'gray' ? 'dark' : color}-9)`,
+    // Black text: every status's tint keeps a contrast above 7:1 with it (WCAG 1.4.3).
+    color: 'var(--mantine-color-black)',
     borderLeft: `4px solid var(--mantine-color-${color}-${kind === 'appointment' ? 7 : 5})`,
     borderRadius: 4,
   };
@@ -141,7 +142,7 @@ export function WeekCalendar(props: WeekCalendarProps): ReactNode {
           <Box
             key={d.toISOString()}
             component="section"
-            aria-label={d.toLocaleDateString(locale, { weekday: 'long', month: 'long', day: 'numeric' })}
+            aria-label={dayLabel(d, locale)}
             style={{
               position: 'relative',
               height: (hours[1] - hours[0]) * HOUR_PX,
@@ -171,7 +172,6 @@ export function WeekCalendar(props: WeekCalendarProps): ReactNode {
                     <UnstyledButton
                       key={event.id}
                       data-appointment-id={event.id}
-                      aria-label={`${who}, ${status}, ${slotLabel(event.start, locale)}`}
                       onClick={() => {
                         if (drag.current?.moved) return;
                         onSelectAppointment?.(event.appointment);
@@ -186,18 +186,19 @@ export function WeekCalendar(props: WeekCalendarProps): ReactNode {
                         boxShadow: moving ? 'var(--mantine-shadow-md)' : undefined,
                       }}
                     >
-                      <Text size="xs" fw={600} lh={1.2} truncate>
+                      <Text component="span" display="block" size="xs" fw={600} lh={1.2} truncate>
                         {who}
                       </Text>
-                      <Text size="xs" lh={1.2} truncate>
+                      <Text component="span" display="block" size="xs" lh={1.2} truncate>
                         {time} · {status}
                       </Text>
+                      <VisuallyHidden>, {dayLabel(event.start, locale)}</VisuallyHidden>
                     </UnstyledButton>
                   );
                 }
                 const free = event.status === 'free';
                 const content = (
-                  <Text size="xs" lh={1.2} truncate>
+                  <Text component="span" display="block" size="xs" lh={1.2} truncate>
                     {timeLabel(event.start, locale)} {status}
                     {event.slot.comment ? ` · ${event.slot.comment}` : ''}
                   </Text>
@@ -206,7 +207,6 @@ export function WeekCalendar(props: WeekCalendarProps): ReactNode {
                   <UnstyledButton
                     key={event.id}
                     data-slot-id={event.id}
-                    aria-label={`Free slot, ${slotLabel(event.start, locale)}`}
                     onClick={() => onSelectSlot?.(event.slot)}
                     style={{
                       ...position,
@@ -214,6 +214,7 @@ export function WeekCalendar(props: WeekCalendarProps): ReactNode {
                     }}
                   >
                     {content}
+                    <VisuallyHidden> slot, {dayLabel(event.start, locale)}</VisuallyHidden>
                   </UnstyledButton>
                 ) : (
                   <Box key={event.id} data-slot-id={event.id} style={position} title={`${status}, ${time}`}>

@@ -42,9 +42,14 @@ export function timeLabel(date: Date, locale?: string): string {
   return date.toLocaleTimeString(locale, { hour: 'numeric', minute: '2-digit' });
 }
 
+/** 'Monday, March 2' */
+export function dayLabel(date: Date, locale?: string): string {
+  return date.toLocaleDateString(locale, { weekday: 'long', month: 'long', day: 'numeric' });
+}
+
 /** 'Monday, March 2, 9:00 AM' */
 export function slotLabel(date: Date, locale?: string): string {
-  return `${date.toLocaleDateString(locale, { weekday: 'long', month: 'long', day: 'numeric' })}, ${timeLabel(date, locale)}`;
+  return `${dayLabel(date, locale)}, ${timeLabel(date, locale)}`;
 }
 
 /** The hours to draw: 8 to 18, widened to every event's local hours. */
