@@ -86,7 +86,7 @@ export function WeekCalendar(props: WeekCalendarProps): ReactNode {
           onPointerDown: (e: ReactPointerEvent<HTMLElement>) => {
             if (e.button !== 0) return;
             drag.current = { appointment, pointerId: e.pointerId, x: e.clientX, y: e.clientY, moved: false };
-            e.currentTarget.setPointerCapture(e.pointerId);
+            e.currentTarget.setPointerCapture?.(e.pointerId);
           },
           onPointerMove: (e: ReactPointerEvent<HTMLElement>) => {
             const d = drag.current;
