@@ -239,4 +239,24 @@ describe('patients book for themselves only', () => {
     expect(cancel.statusCode).toBe(404);
     expect((await read(`Slot/${slot.id}`)).status).toBe('busy');
   });
+
+  it("an appointment written by hand that names someone else's slot cannot free it", async () => {
+    const [slot] = await freeSlots(t, f.schedule.id);
+    expect((await book(slot.id, bob.id)).statusCode).toBe(201);
+    const forged = await createAs(
+      t,
+      {
+        resourceType: 'Appointment',
+        status: 'booked',
+        start: slot.start,
+        end: new Date(Date.parse(slot.start) + 30 * 60_000).toISOString(),
+        slot: [{ reference: `Slot/${slot.id}` }],
+        participant: [{ actor: { reference: `Patient/${alice.id}` }, status: 'accepted' }],
+      },
+      aliceMember.headers,
+    );
+    const cancel = await operation(t, `Appointment/${forged.id}/$cancel`, [], aliceMember.headers);
+    expect(cancel.statusCode).toBe(200);
+    expect((await read(`Slot/${slot.id}`)).status).toBe('busy');
+  });
 });

@@ -44,7 +44,7 @@ export async function cancelAppointment(repo: Repository, id: string, reason: st
       read.versionId,
     );
     // Slots are the server's to keep (see book.ts): freed once the caller could cancel.
-    await freeSlots(tx.asServer(), slotIdsOf(appointment));
+    await freeSlots(tx.asServer(), slotIdsOf(appointment), id);
     return cancelled;
   });
 }

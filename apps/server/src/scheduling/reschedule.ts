@@ -66,7 +66,7 @@ export async function rescheduleAppointment(
       { ...appointment, ...slotTimes(target.slot), participant: [...kept, ...added] },
       read.versionId,
     );
-    await freeSlots(server, oldSlots);
+    await freeSlots(server, oldSlots, id);
     return moved;
   });
 }

@@ -69,15 +69,22 @@ export async function writeSlotAt(
   }
 }
 
+/** Appointment statuses that hold their slots. */
+export const HOLDING_STATUSES = ['proposed', 'pending', 'booked', 'arrived', 'checked-in', 'waitlist'];
+
 /**
  * Frees the busy Slots of an appointment that is cancelled or moved (inside its transaction).
- * Slots already deleted or no longer busy are left as they are.
+ * A slot another active appointment holds stays busy: an appointment written by hand that names
+ * someone else's slot cannot free it. Slots deleted or no longer busy are left as they are.
  */
-export async function freeSlots(server: Repository, slotIds: string[]): Promise<void> {
+export async function freeSlots(server: Repository, slotIds: string[], appointmentId: string): Promise<void> {
   for (const id of slotIds) {
     const [row] = await server.readResources('Slot', [id]);
     const slot = row?.resource as SlotResource | undefined;
     if (!slot || slot.status !== 'busy') continue;
+    const query = new URLSearchParams({ slot: `Slot/${id}`, status: HOLDING_STATUSES.join(',') });
+    const holders = await server.findMatches('Appointment', query.toString(), 2);
+    if (holders.some((h) => h !== appointmentId)) continue;
     await writeSlotAt(server, { ...slot, status: 'free' }, row.versionId, `Slot/${id} changed meanwhile; try again`);
   }
 }
