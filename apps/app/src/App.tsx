@@ -62,6 +62,8 @@ const RequisitionPage = lazyPage(() => import('./pages/LabPages.js'), 'Requisiti
 const ResultsInboxPage = lazyPage(() => import('./pages/LabPages.js'), 'ResultsInboxPage');
 const TasksPage = lazyPage(() => import('./pages/CarePlanPages.js'), 'TasksPage');
 const MessagesPage = lazyPage(() => import('./pages/MessagesPage.js'), 'MessagesPage');
+const SchedulePage = lazyPage(() => import('./pages/SchedulingPages.js'), 'SchedulePage');
+const BookPage = lazyPage(() => import('./pages/SchedulingPages.js'), 'BookPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
   const navigate = useNavigate();
@@ -162,6 +164,23 @@ function SignedIn(): ReactNode {
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main navigation">
         <ScrollArea>
+          {profile.resourceType === 'Patient' ? (
+            <NavLink
+              label="Book an appointment"
+              component={Link}
+              to="/book"
+              active={location.pathname.startsWith('/book')}
+              onClick={close}
+            />
+          ) : (
+            <NavLink
+              label="Schedule"
+              component={Link}
+              to="/schedule"
+              active={location.pathname.startsWith('/schedule')}
+              onClick={close}
+            />
+          )}
           {QUICK_LINKS.map((t) => (
             <NavLink
               key={t}
@@ -243,6 +262,8 @@ function SignedIn(): ReactNode {
               <Route path="/labs/order/:id/requisition" element={<RequisitionPage />} />
               <Route path="/labs/report/:id" element={<LabReportPage />} />
               <Route path="/messages/:threadId?" element={<MessagesPage />} />
+              <Route path="/schedule" element={<SchedulePage />} />
+              <Route path="/book" element={<BookPage />} />
               <Route path="/:resourceType" element={<SearchPage />} />
               <Route path="/:resourceType/new" element={<CreatePage />} />
               <Route path="/:resourceType/:id/:tab?" element={<ResourcePage />} />

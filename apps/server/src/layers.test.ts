@@ -45,6 +45,8 @@ export const SERVER_LAYERS: Record<string, number> = {
   billing: 3,
   // Secure messaging: Communication/$mark-read, email to offline recipients.
   messaging: 3,
+  // Scheduling: Schedule availability, Slots, Appointment $find/$book/$cancel/$reschedule.
+  scheduling: 3,
   // The access audit trail: capture, storage, search, chain, retention.
   audit: 3,
   // Wires the queue, bots and subscriptions together.

@@ -34,6 +34,7 @@ import { applyOperation } from './careplans/apply.js';
 import { registerBillingOperations } from './billing/operations.js';
 import { createMessagingModule } from './messaging/module.js';
 import { appBaseUrl } from './auth/deps.js';
+import { registerSchedulingOperations } from './scheduling/module.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
@@ -222,6 +223,7 @@ export async function createServices(
   operations.register(everythingOperation(search.service));
   operations.register(applyOperation());
   registerBillingOperations(operations);
+  registerSchedulingOperations(operations, { search: search.service });
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,

@@ -27,3 +27,4 @@ export * from './async-jobs.js';
 export * from './labs.js';
 export * from './sig.js';
 export * from './messaging.js';
+export * from './scheduling/index.js';

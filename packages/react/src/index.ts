@@ -253,3 +253,27 @@ export { ThreadList, type ThreadListProps } from './Messaging/ThreadList.js';
 export { MESSAGES_CHANGED, MessageThread, type MessageThreadProps } from './Messaging/MessageThread.js';
 export { MessageComposer, type MessageComposerProps } from './Messaging/MessageComposer.js';
 export { NewThreadForm, type NewThreadFormProps } from './Messaging/NewThreadForm.js';
+export { CalendarLegend, WeekCalendar, type WeekCalendarProps } from './WeekCalendar/WeekCalendar.js';
+export {
+  addDays,
+  appointmentPatient,
+  calendarEvents,
+  hourRange,
+  placeEvents,
+  startOfWeek,
+  STATUS_COLORS,
+  STATUS_LABELS,
+  weekDays,
+  weekLabel,
+  type CalendarEvent,
+  type PlacedEvent,
+} from './WeekCalendar/week.js';
+export { ScheduleCalendar, type ScheduleCalendarProps } from './ScheduleCalendar/ScheduleCalendar.js';
+export {
+  AvailabilityForm,
+  draftAvailability,
+  minutesOfTime,
+  type AvailabilityDraft,
+  type AvailabilityFormProps,
+} from './AvailabilityForm/AvailabilityForm.js';
+export { SlotBooking, slotsByDay, type SlotBookingProps } from './SlotBooking/SlotBooking.js';

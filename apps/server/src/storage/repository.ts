@@ -51,6 +51,16 @@ export class Repository {
     return result;
   }
 
+  /**
+   * The server acting in this repository's own project, without the caller's access rules, in the
+   * same transaction when bound to one: for the server-owned consequence of an operation the
+   * caller was allowed to ask for (a booked Slot turning busy). Writes still name the caller as author.
+   */
+  asServer(): Repository {
+    const { projectId, author } = this.scope;
+    return new Repository(this.ctx.deps, { projectId, readProjects: [projectId], author }, this.ctx.client);
+  }
+
   assertType(resourceType: string): void {
     assertStoredType(resourceType);
   }

@@ -3,14 +3,17 @@
  * (fhir.ts), and here the operations, binaries and project administration.
  */
 import type {
+  Appointment,
   Attachment,
   Binary,
   Bot,
   ClientApplication,
   OperationOutcome,
+  Parameters,
   ProjectMembership,
   ValueSet,
 } from '@hearth/fhir-types';
+import type { Bundle } from '../fhir-types.js';
 import { badRequest, OperationOutcomeError } from '../outcome.js';
 import { FhirClient, type AnyResource } from './fhir.js';
 import { isJsonContentType } from './http.js';
@@ -20,6 +23,7 @@ import type {
   CreateBinaryOptions,
   CreateBotRequest,
   CreateClientApplicationRequest,
+  FindSlotsParams,
   GraphQLResponse,
   InviteRequest,
   ProjectMemberUpdate,
@@ -202,6 +206,75 @@ export class HearthClient extends FhirClient {
 
   private memberUrl(projectId: string, membershipId: string): string {
     return `admin/projects/${encodeURIComponent(projectId)}/members/${encodeURIComponent(membershipId)}`;
+  }
+
+  // ---- scheduling (docs/scheduling.md) ----
+
+  /** Materialises a Schedule's Slots from its availability (Schedule/{id}/$generate-slots); resolves with the counts. */
+  generateSlots(scheduleId: string, window: { start?: string; end?: string } = {}, options?: RequestOptions) {
+    const parameter = Object.entries(window)
+      .filter(([, v]) => v)
+      .map(([name, valueDateTime]) => ({ name, valueDateTime }));
+    return this.post<Parameters>(
+      this.fhirUrl('Schedule', scheduleId, '$generate-slots'),
+      { resourceType: 'Parameters', parameter },
+      undefined,
+      options,
+    );
+  }
+
+  /** Free Slots (with their Schedules) for a practitioner, location or service type in a date range (Appointment/$find). */
+  findSlots(params: FindSlotsParams, options?: RequestOptions): Promise<Bundle> {
+    const query: Record<string, string | number> = {};
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined && value !== null) query[key] = value as string | number;
+    }
+    return this.get(this.fhirSearchUrl('Appointment/$find', query), { cache: 'no-cache', ...options });
+  }
+
+  /**
+   * Books a free Slot for a patient (Appointment/$book): resolves with the booked Appointment, or
+   * rejects with a 409 outcome when someone else booked the slot first.
+   */
+  bookAppointment(
+    booking: { slot: string; patient?: string; appointment?: Partial<Appointment> },
+    options?: RequestOptions,
+  ): Promise<Appointment> {
+    const parameter: Parameters['parameter'] = [{ name: 'slot', valueReference: { reference: booking.slot } }];
+    if (booking.patient) parameter.push({ name: 'patient', valueReference: { reference: booking.patient } });
+    if (booking.appointment) {
+      parameter.push({
+        name: 'appointment',
+        resource: { resourceType: 'Appointment', status: 'proposed', participant: [], ...booking.appointment },
+      });
+    }
+    return this.post(
+      this.fhirUrl('Appointment', '$book'),
+      { resourceType: 'Parameters', parameter },
+      undefined,
+      options,
+    );
+  }
+
+  /** Cancels an appointment and frees its slot (Appointment/{id}/$cancel). */
+  cancelAppointment(id: string, reason?: string, options?: RequestOptions): Promise<Appointment> {
+    const parameter = reason ? [{ name: 'reason', valueString: reason }] : [];
+    return this.post(
+      this.fhirUrl('Appointment', id, '$cancel'),
+      { resourceType: 'Parameters', parameter },
+      undefined,
+      options,
+    );
+  }
+
+  /** Moves an appointment to another free slot, freeing the old one (Appointment/{id}/$reschedule). */
+  rescheduleAppointment(id: string, slot: string, options?: RequestOptions): Promise<Appointment> {
+    return this.post(
+      this.fhirUrl('Appointment', id, '$reschedule'),
+      { resourceType: 'Parameters', parameter: [{ name: 'slot', valueReference: { reference: slot } }] },
+      undefined,
+      options,
+    );
   }
 
   /** Creates a client application, with its secret (POST /admin/projects/{projectId}/client). */

@@ -213,6 +213,19 @@ export interface ValueSetExpandParams {
   readonly count?: number;
 }
 
+/** Appointment/$find's parameters (docs/scheduling.md): references as 'Type/id', dates as FHIR dates or dateTimes. */
+export interface FindSlotsParams {
+  readonly start: string;
+  readonly end: string;
+  readonly practitioner?: string;
+  readonly location?: string;
+  readonly 'healthcare-service'?: string;
+  readonly 'service-type'?: string;
+  readonly schedule?: string;
+  readonly patient?: string;
+  readonly _count?: number;
+}
+
 /** The spec's bot event: what a bot's handler receives. */
 export interface BotEvent<T = unknown> {
   readonly bot: Reference<Bot>;

@@ -1,0 +1,17 @@
+// Scheduling (docs/scheduling.md): availability on Schedules materialised as Slots, and booking,
+// cancelling and moving Appointments on them. Free of HTTP.
+import type { OperationRegistry } from '../operations/registry.js';
+import type { SearchService } from '../search/service.js';
+import { bookOperation } from './book.js';
+import { cancelOperation } from './cancel.js';
+import { findOperation } from './find.js';
+import { generateSlotsOperation } from './generate-slots.js';
+import { rescheduleOperation } from './reschedule.js';
+
+export function registerSchedulingOperations(registry: OperationRegistry, deps: { search: SearchService }): void {
+  registry.register(generateSlotsOperation());
+  registry.register(findOperation(deps.search));
+  registry.register(bookOperation());
+  registry.register(cancelOperation());
+  registry.register(rescheduleOperation());
+}

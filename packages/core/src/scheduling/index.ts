@@ -1,0 +1,3 @@
+export * from './availability.js';
+export * from './plan.js';
+export * from './zoned-time.js';
