@@ -23,6 +23,7 @@ import { runMigrations } from './storage/migrations/runner.js';
 import { installRateLimits } from './ratelimit/plugin.js';
 import { automationPlugin } from './fhir/automation-routes.js';
 import { agentPlugin } from './fhir/agent-routes.js';
+import { fhircastPlugin } from './fhir/fhircast-routes.js';
 import { graphqlHttpRoutes } from './fhir/graphiql-routes.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import { docsStaticPlugin, findDocsBuild } from './docs-static/plugin.js';
@@ -214,6 +215,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     contextFor: deps.services.contextFor,
   });
   await app.register(agentPlugin, { agents: deps.services.agents });
+  await app.register(fhircastPlugin, {
+    fhircast: deps.services.fhircast,
+    authenticator: deps.services.auth.authenticator,
+  });
   // The documentation site at /docs/ (apps/docs/build, when `npm run docs` has built it).
   const docsBuild = findDocsBuild();
   if (docsBuild) await app.register(docsStaticPlugin, { root: docsBuild });

@@ -34,6 +34,7 @@ import { applyOperation } from './careplans/apply.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
+import { createFhircastModule, type FhircastModule } from './fhircast/module.js';
 import { AuditModule } from './audit/module.js';
 import { auditCallerOf } from './audit/caller.js';
 import { withAuditSettingChecks } from './audit/validate.js';
@@ -65,6 +66,8 @@ export interface Services {
   graphql: GraphqlModule;
   /** On-premises agents: the /ws/agent hub and Agent operations. */
   agents: AgentModule;
+  /** The FHIRcast hub (/fhircast, /ws/fhircast/{endpoint}). */
+  fhircast: FhircastModule;
   /** Refreshes the statistics of tables that grew (HEARTH_AUTO_ANALYZE); stopped when the app closes. */
   autoAnalyzer?: AutoAnalyzer;
   /** The access audit trail (docs/compliance.md); flushed when the app closes. */
@@ -202,6 +205,13 @@ export async function createServices(
     binaryStore,
   });
   agents.registerOperations(operations);
+  const fhircast = createFhircastModule({
+    pool,
+    logger,
+    broadcaster: automation.subscriptions.broadcaster,
+    baseUrl: config.baseUrl,
+    ackTimeoutMs: config.fhircastAckTimeoutMs,
+  });
   await audit.scheduleRetention(automation.jobs);
   audit.start();
   operations.register(everythingOperation(search.service));
@@ -234,6 +244,7 @@ export async function createServices(
     auth,
     graphql,
     agents,
+    fhircast,
     autoAnalyzer,
     audit,
     reindexer,
