@@ -34,6 +34,7 @@ import { AgentPanel } from './AgentPanel.js';
 import { StartEncounterButton } from './encounter-actions.js';
 import { PatientLabs } from './LabPages.js';
 import { PatientSummary } from './PatientSummary.js';
+import { useFhircastPatientContext } from '../fhircast.js';
 import { SubscriptionDeliveries } from './SubscriptionDeliveries.js';
 
 /** `/:resourceType/:id/:tab?`: a resource with tabs for its details, editing, history and JSON. */
@@ -43,6 +44,8 @@ export function ResourcePage(): ReactNode {
   const navigate = useNavigate();
   const { data: resource, error, loading, reload } = useResource<Resource>(`${resourceType}/${id}`);
   const [notice, setNotice] = useState<string | undefined>(undefined);
+  // A patient's chart tells the user's other applications (FHIRcast), when the user turned it on.
+  const castError = useFhircastPatientContext(resourceType === 'Patient' ? id : undefined);
   if (error) return <OperationOutcomeAlert error={error} />;
   if (loading && !resource) return <Loader aria-label="Loading resource" />;
   if (!resource) return null;
@@ -86,7 +89,12 @@ export function ResourcePage(): ReactNode {
     <Stack>
       {resourceType === 'Patient' ? (
         // Every patient page opens with who the patient is: name, age, sex, identifiers, allergies, problems.
-        <PatientHeader patient={resource as Patient} actions={<StartEncounterButton patientId={id} />} />
+        <>
+          <PatientHeader patient={resource as Patient} actions={<StartEncounterButton patientId={id} />} />
+          {castError !== undefined && (
+            <OperationOutcomeAlert error={castError} title="FHIRcast: the chart could not be shared" />
+          )}
+        </>
       ) : (
         <Group>
           <ResourceAvatar value={resource} size="lg" />

@@ -13,6 +13,14 @@ import type {
 } from '@hearth/fhir-types';
 import { badRequest, OperationOutcomeError } from '../outcome.js';
 import { FhirClient, type AnyResource } from './fhir.js';
+import {
+  createFhircastEvent,
+  type FhircastContextItem,
+  type FhircastCurrentContext,
+  type FhircastEvent,
+  type FhircastEventName,
+} from './fhircast.js';
+import { parseJwtPayload } from './pkce.js';
 import { isJsonContentType } from './http.js';
 import { getXhr, progressStream, toBytes, xhrFetch } from './upload.js';
 import type {
@@ -211,6 +219,46 @@ export class HearthClient extends FhirClient {
     options?: RequestOptions,
   ): Promise<ClientApplication> {
     return this.post(`admin/projects/${encodeURIComponent(projectId)}/client`, body, 'application/json', options);
+  }
+
+  /**
+   * The signed-in user's FHIRcast topic: the `hub.topic` of the access token (given to Hearth's own
+   * app, and to any token granted a fhircast/ scope). Undefined when signed out or not given one.
+   */
+  getFhircastTopic(): string | undefined {
+    const token = this.getAccessToken();
+    const topic = token ? parseJwtPayload(token)?.['hub.topic'] : undefined;
+    return typeof topic === 'string' ? topic : undefined;
+  }
+
+  /**
+   * Publishes a FHIRcast event on the user's topic (POST /fhircast/{topic}) and resolves with it as
+   * sent (its id is the one subscribers acknowledge).
+   */
+  async fhircastPublish(
+    name: FhircastEventName,
+    context: FhircastContextItem[],
+    options: RequestOptions & { versionId?: string; priorVersionId?: string } = {},
+  ): Promise<FhircastEvent> {
+    const topic = this.getFhircastTopic();
+    if (!topic) {
+      throw new OperationOutcomeError(badRequest('This session has no FHIRcast topic (hub.topic)', 'hub.topic'));
+    }
+    const { versionId, priorVersionId, ...requestOptions } = options;
+    const event = createFhircastEvent(topic, name, context, { versionId, priorVersionId });
+    await this.post(`fhircast/${encodeURIComponent(topic)}`, event, 'application/json', requestOptions);
+    return event;
+  }
+
+  /** The current context of the user's topic (GET /fhircast/{topic}). */
+  fhircastGetContext(options?: RequestOptions): Promise<FhircastCurrentContext> {
+    const topic = this.getFhircastTopic();
+    if (!topic) {
+      return Promise.reject(
+        new OperationOutcomeError(badRequest('This session has no FHIRcast topic (hub.topic)', 'hub.topic')),
+      );
+    }
+    return this.get(`fhircast/${encodeURIComponent(topic)}`, { cache: 'no-cache', ...options });
   }
 
   /** Creates a bot (POST /admin/projects/{projectId}/bot). */
