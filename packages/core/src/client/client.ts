@@ -7,7 +7,9 @@ import type {
   Binary,
   Bot,
   ClientApplication,
+  MeasureReport,
   OperationOutcome,
+  Parameters,
   ProjectMembership,
   ValueSet,
 } from '@hearth/fhir-types';
@@ -20,6 +22,15 @@ import {
   type FhircastEvent,
   type FhircastEventName,
 } from './fhircast.js';
+import {
+  evaluateMeasureParameters,
+  readTranslateOutput,
+  translateParameters,
+  type BulkImportManifest,
+  type ConceptMapTranslateOutput,
+  type ConceptMapTranslateParams,
+  type EvaluateMeasureParams,
+} from './operations.js';
 import { parseJwtPayload } from './pkce.js';
 import { isJsonContentType } from './http.js';
 import { getXhr, progressStream, toBytes, xhrFetch } from './upload.js';
@@ -80,6 +91,58 @@ export class HearthClient extends FhirClient {
       }
     }
     return this.get(this.fhirSearchUrl('ValueSet/$expand', query), options);
+  }
+
+  /**
+   * Translates a code with a ConceptMap (ConceptMap/$translate, or ConceptMap/{id}/$translate
+   * when `params.id` is given) and reads the answer: result, message and matches.
+   */
+  async translate(params: ConceptMapTranslateParams, options?: RequestOptions): Promise<ConceptMapTranslateOutput> {
+    const url = params.id
+      ? this.fhirUrl('ConceptMap', params.id, '$translate')
+      : this.fhirUrl('ConceptMap', '$translate');
+    const output = await this.post<Parameters>(url, translateParameters(params), 'application/fhir+json', options);
+    return readTranslateOutput(output);
+  }
+
+  /** Evaluates a Measure over a period (Measure/{id}/$evaluate-measure) and resolves with its MeasureReport. */
+  evaluateMeasure(measureId: string, params: EvaluateMeasureParams, options?: RequestOptions): Promise<MeasureReport> {
+    if (!measureId) {
+      return Promise.reject(new OperationOutcomeError(badRequest('The measure id is required', 'measureId')));
+    }
+    return this.post(
+      this.fhirUrl('Measure', measureId, '$evaluate-measure'),
+      evaluateMeasureParameters(params),
+      'application/fhir+json',
+      options,
+    );
+  }
+
+  /**
+   * Starts a Bulk Data import (POST [base]/$import with the manifest, `Prefer: respond-async`) and
+   * resolves with the status URL the server answers in Content-Location (poll it with get, cancel
+   * it with delete).
+   */
+  async startImport(manifest: BulkImportManifest, options?: RequestOptions): Promise<string> {
+    if (!manifest?.input?.length) {
+      throw new OperationOutcomeError(badRequest('The import manifest needs at least one input', 'input'));
+    }
+    const response = await this.send<Response>({
+      method: 'POST',
+      url: this.fhirUrl('$import'),
+      body: JSON.stringify(manifest),
+      contentType: 'application/json',
+      options: { ...options, headers: { Prefer: 'respond-async', ...options?.headers } },
+      responseType: 'response',
+    });
+    await response.body?.cancel().catch(() => undefined);
+    const location = response.headers.get('content-location');
+    if (!location) {
+      throw new OperationOutcomeError(
+        badRequest(`$import answered ${response.status} without a Content-Location status URL`),
+      );
+    }
+    return new URL(location, this.getBaseUrl()).toString();
   }
 
   /**
