@@ -24,6 +24,7 @@ import { installRateLimits } from './ratelimit/plugin.js';
 import { automationPlugin } from './fhir/automation-routes.js';
 import { agentPlugin } from './fhir/agent-routes.js';
 import { fhircastPlugin } from './fhir/fhircast-routes.js';
+import { signedBinaryRoutes } from './fhir/signed-binary-routes.js';
 import { graphqlHttpRoutes } from './fhir/graphiql-routes.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import { docsStaticPlugin, findDocsBuild } from './docs-static/plugin.js';
@@ -195,6 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           operations: deps.services.operations,
           search: deps.services.search.service,
           binary: deps.services.binaryStore,
+          binaryUrls: deps.services.binaryUrls,
           audit: deps.services.audit,
           searchParams: (type, projectId) => deps.services.search.searchParamsFor(type, projectId),
           limits: {
@@ -215,6 +217,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     contextFor: deps.services.contextFor,
   });
   await app.register(agentPlugin, { agents: deps.services.agents });
+  await app.register(signedBinaryRoutes, {
+    signer: deps.services.binaryUrls,
+    store: deps.services.binaryStore,
+    systemRepo: () => deps.services.systemRepo(),
+  });
   await app.register(fhircastPlugin, {
     fhircast: deps.services.fhircast,
     authenticator: deps.services.auth.authenticator,

@@ -19,6 +19,7 @@ import { AutoAnalyzer } from './storage/auto-analyze.js';
 import type { BinaryStore } from './storage/binary-store.js';
 import { FileBinaryStore } from './storage/file-binary-store.js';
 import { PostgresBinaryStore } from './storage/postgres-binary-store.js';
+import { BinaryUrlSigner } from './storage/binary-urls.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 import { subsumedCodesSql } from './terminology/api.js';
@@ -57,6 +58,8 @@ export interface Services {
   writes: WriteSubscriptions;
   /** Binary content: in PostgreSQL or in files under the data directory (HEARTH_BINARY_STORAGE). */
   binaryStore: BinaryStore;
+  /** Signed, expiring URLs of Binary content for Attachment.url in responses. */
+  binaryUrls: BinaryUrlSigner;
   terminology: TerminologyModule;
   /** Background jobs, bots and subscriptions. */
   automation: Automation;
@@ -240,6 +243,7 @@ export async function createServices(
     writes,
     terminology,
     binaryStore,
+    binaryUrls: new BinaryUrlSigner(pool, config.baseUrl, `${config.baseUrl}fhir/R4/`),
     automation,
     auth,
     graphql,
