@@ -25,6 +25,7 @@ import { automationPlugin } from './fhir/automation-routes.js';
 import { agentPlugin } from './fhir/agent-routes.js';
 import { fhircastPlugin } from './fhir/fhircast-routes.js';
 import { signedBinaryRoutes } from './fhir/signed-binary-routes.js';
+import { emailRoutes } from './fhir/email-routes.js';
 import { graphqlHttpRoutes } from './fhir/graphiql-routes.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import { docsStaticPlugin, findDocsBuild } from './docs-static/plugin.js';
@@ -221,6 +222,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     signer: deps.services.binaryUrls,
     store: deps.services.binaryStore,
     systemRepo: () => deps.services.systemRepo(),
+  });
+  await app.register(emailRoutes, {
+    authenticator: deps.services.auth.authenticator,
+    mailer: deps.services.auth.deps.mailer,
   });
   await app.register(fhircastPlugin, {
     fhircast: deps.services.fhircast,
