@@ -39,6 +39,7 @@ import { metadataLoader } from './metadata-loader.js';
 // Every page but sign-in is a chunk of its own, fetched when first opened: the first load carries
 // only the shell and the sign-in form (charts, editors and GraphiQL come with the pages using them).
 const HomePage = lazyPage(() => import('./pages/HomePage.js'), 'HomePage');
+const SettingsPage = lazyPage(() => import('./pages/SettingsPage.js'), 'SettingsPage');
 const RegisterPage = lazyPage(() => import('./pages/RegisterPage.js'), 'RegisterPage');
 const ResetPasswordPage = lazyPage(() => import('./pages/ResetPasswordPage.js'), 'ResetPasswordPage');
 const SetPasswordPage = lazyPage(() => import('./pages/SetPasswordPage.js'), 'SetPasswordPage');
@@ -148,6 +149,9 @@ function SignedIn(): ReactNode {
               <Menu.Item component={Link} to={`/${profile.resourceType}/${profile.id}`}>
                 Profile
               </Menu.Item>
+              <Menu.Item component={Link} to="/settings">
+                Settings
+              </Menu.Item>
               <Menu.Item
                 color="red"
                 onClick={async () => {
@@ -248,6 +252,7 @@ function SignedIn(): ReactNode {
               <Route path="/" element={<HomePage />} />
               <Route path="/admin/super" element={<SuperAdminPage />} />
               <Route path="/graphiql" element={<GraphiQLPage />} />
+              <Route path="/settings" element={<SettingsPage />} />
               <Route path="/audit" element={<AuditLogPage />} />
               <Route path="/my-access" element={<MyAccessLogPage />} />
               {/* Explicit paths: they must outrank '/:resourceType/:id/:tab?'. App paths differ from the API's /admin/projects/... */}

@@ -23,6 +23,9 @@ import { runMigrations } from './storage/migrations/runner.js';
 import { installRateLimits } from './ratelimit/plugin.js';
 import { automationPlugin } from './fhir/automation-routes.js';
 import { agentPlugin } from './fhir/agent-routes.js';
+import { fhircastPlugin } from './fhir/fhircast-routes.js';
+import { signedBinaryRoutes } from './fhir/signed-binary-routes.js';
+import { emailRoutes } from './fhir/email-routes.js';
 import { graphqlHttpRoutes } from './fhir/graphiql-routes.js';
 import { appStaticPlugin, findAppDist } from './app-static/plugin.js';
 import { docsStaticPlugin, findDocsBuild } from './docs-static/plugin.js';
@@ -194,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           operations: deps.services.operations,
           search: deps.services.search.service,
           binary: deps.services.binaryStore,
+          binaryUrls: deps.services.binaryUrls,
           audit: deps.services.audit,
           searchParams: (type, projectId) => deps.services.search.searchParamsFor(type, projectId),
           limits: {
@@ -214,6 +218,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     contextFor: deps.services.contextFor,
   });
   await app.register(agentPlugin, { agents: deps.services.agents });
+  await app.register(signedBinaryRoutes, {
+    signer: deps.services.binaryUrls,
+    store: deps.services.binaryStore,
+    systemRepo: () => deps.services.systemRepo(),
+  });
+  await app.register(emailRoutes, {
+    authenticator: deps.services.auth.authenticator,
+    mailer: deps.services.auth.deps.mailer,
+  });
+  await app.register(fhircastPlugin, {
+    fhircast: deps.services.fhircast,
+    authenticator: deps.services.auth.authenticator,
+  });
   // The documentation site at /docs/ (apps/docs/build, when `npm run docs` has built it).
   const docsBuild = findDocsBuild();
   if (docsBuild) await app.register(docsStaticPlugin, { root: docsBuild });

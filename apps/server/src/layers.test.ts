@@ -49,6 +49,10 @@ export const SERVER_LAYERS: Record<string, number> = {
   scheduling: 3,
   // The access audit trail: capture, storage, search, chain, retention.
   audit: 3,
+  // The FHIRcast hub: topics, events, current context; its websocket subscribers over the message bus.
+  fhircast: 3,
+  // POST /email/v1/send's checks: who may send, from which verified domains.
+  email: 3,
   // Wires the queue, bots and subscriptions together.
   automation: 4,
   // On-premises agents: their websocket hub runs bots and speaks over the process message bus.

@@ -19,6 +19,7 @@ import { AutoAnalyzer } from './storage/auto-analyze.js';
 import type { BinaryStore } from './storage/binary-store.js';
 import { FileBinaryStore } from './storage/file-binary-store.js';
 import { PostgresBinaryStore } from './storage/postgres-binary-store.js';
+import { BinaryUrlSigner } from './storage/binary-urls.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
 import { subsumedCodesSql } from './terminology/api.js';
@@ -38,6 +39,7 @@ import { registerSchedulingOperations } from './scheduling/module.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
+import { createFhircastModule, type FhircastModule } from './fhircast/module.js';
 import { AuditModule } from './audit/module.js';
 import { auditCallerOf } from './audit/caller.js';
 import { withAuditSettingChecks } from './audit/validate.js';
@@ -60,6 +62,8 @@ export interface Services {
   writes: WriteSubscriptions;
   /** Binary content: in PostgreSQL or in files under the data directory (HEARTH_BINARY_STORAGE). */
   binaryStore: BinaryStore;
+  /** Signed, expiring URLs of Binary content for Attachment.url in responses. */
+  binaryUrls: BinaryUrlSigner;
   terminology: TerminologyModule;
   /** Background jobs, bots and subscriptions. */
   automation: Automation;
@@ -69,6 +73,8 @@ export interface Services {
   graphql: GraphqlModule;
   /** On-premises agents: the /ws/agent hub and Agent operations. */
   agents: AgentModule;
+  /** The FHIRcast hub (/fhircast, /ws/fhircast/{endpoint}). */
+  fhircast: FhircastModule;
   /** Refreshes the statistics of tables that grew (HEARTH_AUTO_ANALYZE); stopped when the app closes. */
   autoAnalyzer?: AutoAnalyzer;
   /** The access audit trail (docs/compliance.md); flushed when the app closes. */
@@ -218,6 +224,13 @@ export async function createServices(
     binaryStore,
   });
   agents.registerOperations(operations);
+  const fhircast = createFhircastModule({
+    pool,
+    logger,
+    broadcaster: automation.subscriptions.broadcaster,
+    baseUrl: config.baseUrl,
+    ackTimeoutMs: config.fhircastAckTimeoutMs,
+  });
   await audit.scheduleRetention(automation.jobs);
   audit.start();
   operations.register(everythingOperation(search.service));
@@ -248,10 +261,12 @@ export async function createServices(
     writes,
     terminology,
     binaryStore,
+    binaryUrls: new BinaryUrlSigner(pool, config.baseUrl, `${config.baseUrl}fhir/R4/`),
     automation,
     auth,
     graphql,
     agents,
+    fhircast,
     autoAnalyzer,
     audit,
     reindexer,

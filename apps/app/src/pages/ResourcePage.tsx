@@ -37,6 +37,7 @@ import { CarePlanTab, PatientCarePlans } from './CarePlanPages.js';
 import { StartEncounterButton } from './encounter-actions.js';
 import { PatientLabs } from './LabPages.js';
 import { PatientSummary } from './PatientSummary.js';
+import { useFhircastPatientContext } from '../fhircast.js';
 import { SubscriptionDeliveries } from './SubscriptionDeliveries.js';
 
 /** `/:resourceType/:id/:tab?`: a resource with tabs for its details, editing, history and JSON. */
@@ -48,6 +49,8 @@ export function ResourcePage(): ReactNode {
   const [notice, setNotice] = useState<string | undefined>(undefined);
   // A coverage added or changed on the Billing tab: the header's eligibility is read again.
   const [coverageVersion, setCoverageVersion] = useState(0);
+  // A patient's chart tells the user's other applications (FHIRcast), when the user turned it on.
+  const castError = useFhircastPatientContext(resourceType === 'Patient' ? id : undefined);
   if (error) return <OperationOutcomeAlert error={error} />;
   if (loading && !resource) return <Loader aria-label="Loading resource" />;
   if (!resource) return null;
@@ -97,11 +100,16 @@ export function ResourcePage(): ReactNode {
     <Stack>
       {resourceType === 'Patient' ? (
         // Every patient page opens with who the patient is: name, age, sex, identifiers, allergies, problems.
-        <PatientHeader
-          key={coverageVersion}
-          patient={resource as Patient}
-          actions={<StartEncounterButton patientId={id} />}
-        />
+        <>
+          <PatientHeader
+            key={coverageVersion}
+            patient={resource as Patient}
+            actions={<StartEncounterButton patientId={id} />}
+          />
+          {castError !== undefined && (
+            <OperationOutcomeAlert error={castError} title="FHIRcast: the chart could not be shared" />
+          )}
+        </>
       ) : (
         <Group>
           <ResourceAvatar value={resource} size="lg" />

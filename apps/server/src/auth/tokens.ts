@@ -3,7 +3,9 @@ import type { Reference } from '@hearth/core';
 import type { AuthDeps } from './deps.js';
 import { generateSecret } from './passwords.js';
 import { parseLifetime } from './lifetimes.js';
-import { hasScope } from './access/scopes.js';
+import { hasScope, splitScope } from './access/scopes.js';
+import { isFhircastScope } from '../fhircast/scopes.js';
+import { topicFor } from '../fhircast/topic.js';
 import type { MembershipContext } from './session.js';
 import type { ClientApplication, Login, SmartAppLaunch } from './types.js';
 import { readByReference } from './store.js';
@@ -22,6 +24,9 @@ export interface TokenResponse {
   encounter?: string;
   fhirUser?: string;
   need_patient_banner?: boolean;
+  /** FHIRcast (when a fhircast/ scope was granted): the hub and the user's topic. */
+  'hub.url'?: string;
+  'hub.topic'?: string;
 }
 
 /** Claims of an access token; login_id ties it to the Login that can be revoked. */
@@ -31,6 +36,8 @@ export interface AccessClaims extends JWTPayload {
   profile: string;
   scope: string;
   username?: string;
+  /** The user's FHIRcast topic, when a fhircast/ scope was granted. */
+  'hub.topic'?: string;
 }
 
 export interface RefreshClaims extends JWTPayload {
@@ -77,6 +84,15 @@ export async function signTokens(
     scope,
     ...(clientId ? { client_id: clientId } : {}),
   };
+  // FHIRcast's launch context: the hub and the topic of this user (fhircast/topic.ts), for a token
+  // granted a fhircast/ scope or a first-party sign-in (Hearth's app, which may use its own topic).
+  const fhircastTopic =
+    splitScope(scope).some(isFhircastScope) || !login.client
+      ? topicFor(ctx.project.id as string, profile.reference as string)
+      : undefined;
+  if (fhircastTopic) {
+    accessClaims['hub.topic'] = fhircastTopic;
+  }
   const accessToken = await deps.keys.sign(accessClaims, lifetime, ACCESS_TOKEN_TYP);
   const fhirUser = `${deps.config.baseUrl}fhir/R4/${profile.reference}`;
   const response: TokenResponse = {
@@ -124,6 +140,10 @@ export async function signTokens(
     response.fhirUser = fhirUser;
   }
   await addLaunchContext(deps, login, ctx, scope, response);
+  if (fhircastTopic) {
+    response['hub.url'] = `${deps.config.baseUrl}fhircast`;
+    response['hub.topic'] = fhircastTopic;
+  }
   return response;
 }
 

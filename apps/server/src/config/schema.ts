@@ -166,6 +166,12 @@ export const configSchema = {
     5000,
     'How often each process records that it is alive and looks for dead ones (one statement). A process silent for 4 intervals is taken as dead: the changes it may not have queued for subscription evaluation yet are evaluated by another (notifications are at least once after a crash).',
   ),
+  fhircastAckTimeoutMs: key(
+    'HEARTH_FHIRCAST_ACK_TIMEOUT_MS',
+    'integer',
+    10_000,
+    'How long a FHIRcast websocket subscriber has to acknowledge an event before the hub sends SyncError to the other subscribers of its topic.',
+  ),
   subscriptionBatchWindowMs: key(
     'HEARTH_SUBSCRIPTION_BATCH_WINDOW_MS',
     'integer',

@@ -13,6 +13,7 @@ import { searchInteraction } from './interactions/search.js';
 import { runOperation, streamedOperationRoutes } from './operation-route.js';
 import { binaryRoutes } from './binary/routes.js';
 import type { BinaryStore } from '../storage/binary-store.js';
+import type { BinaryUrlSigner } from '../storage/binary-urls.js';
 import { createCapabilityStatement, type CapabilitySearchParam } from './capability.js';
 import { HEARTH_VERSION } from '../version.js';
 import { shapeResource, type ElementShaper } from '../resources/elements.js';
@@ -30,6 +31,8 @@ export interface FhirPluginDeps {
   operations: OperationRegistry;
   search: SearchService;
   binary: BinaryStore;
+  /** Signs Attachment.url of Binaries in responses (and unsigns them in writes); none: URLs left as stored. */
+  binaryUrls?: BinaryUrlSigner;
   /** The access audit trail: every request here is recorded (docs/compliance.md). */
   audit?: AuditModule;
   limits: { maxBundleEntries: number; maxBodyBytes: number; maxJsonDepth: number };
@@ -47,6 +50,32 @@ export async function fhirPlugin(app: FastifyInstance, deps: FhirPluginDeps): Pr
     checkFormat(request);
     request.fhir = await deps.contextFor(request);
   });
+  const binaryUrls = deps.binaryUrls;
+  if (binaryUrls) {
+    // Written resources keep Binary/{id}, never a signed URL a client read and sent back.
+    app.addHook('preHandler', async (request) => {
+      if (
+        request.method !== 'GET' &&
+        request.body &&
+        typeof request.body === 'object' &&
+        !Buffer.isBuffer(request.body)
+      ) {
+        binaryUrls.unsign(request.body);
+      }
+    });
+    // What a caller reads names attachments by signed URLs a browser can load without a token.
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (
+        typeof payload === 'string' &&
+        reply.statusCode < 300 &&
+        request.fhir &&
+        String(reply.getHeader('content-type') ?? '').includes('json')
+      ) {
+        return binaryUrls.signResponse(payload);
+      }
+      return payload;
+    });
+  }
   const audit = deps.audit;
   if (audit) {
     auditHooks(app, audit);

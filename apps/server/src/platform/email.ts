@@ -2,10 +2,15 @@ import nodemailer from 'nodemailer';
 import type { Logger } from './logger.js';
 
 export interface EmailMessage {
-  to: string;
+  to: string | string[];
   subject: string;
   text: string;
   html?: string;
+  /** The sender; the configured HEARTH_EMAIL_FROM when absent. */
+  from?: string;
+  cc?: string[];
+  bcc?: string[];
+  replyTo?: string;
 }
 
 /** Sends email; the only implementation talks SMTP to a configurable relay. */

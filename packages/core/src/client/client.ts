@@ -8,6 +8,7 @@ import type {
   Binary,
   Bot,
   ClientApplication,
+  MeasureReport,
   OperationOutcome,
   Parameters,
   ProjectMembership,
@@ -16,6 +17,23 @@ import type {
 import type { Bundle } from '../fhir-types.js';
 import { badRequest, OperationOutcomeError } from '../outcome.js';
 import { FhirClient, type AnyResource } from './fhir.js';
+import {
+  createFhircastEvent,
+  type FhircastContextItem,
+  type FhircastCurrentContext,
+  type FhircastEvent,
+  type FhircastEventName,
+} from './fhircast.js';
+import {
+  evaluateMeasureParameters,
+  readTranslateOutput,
+  translateParameters,
+  type BulkImportManifest,
+  type ConceptMapTranslateOutput,
+  type ConceptMapTranslateParams,
+  type EvaluateMeasureParams,
+} from './operations.js';
+import { parseJwtPayload } from './pkce.js';
 import { isJsonContentType } from './http.js';
 import { getXhr, progressStream, toBytes, xhrFetch } from './upload.js';
 import type {
@@ -76,6 +94,58 @@ export class HearthClient extends FhirClient {
       }
     }
     return this.get(this.fhirSearchUrl('ValueSet/$expand', query), options);
+  }
+
+  /**
+   * Translates a code with a ConceptMap (ConceptMap/$translate, or ConceptMap/{id}/$translate
+   * when `params.id` is given) and reads the answer: result, message and matches.
+   */
+  async translate(params: ConceptMapTranslateParams, options?: RequestOptions): Promise<ConceptMapTranslateOutput> {
+    const url = params.id
+      ? this.fhirUrl('ConceptMap', params.id, '$translate')
+      : this.fhirUrl('ConceptMap', '$translate');
+    const output = await this.post<Parameters>(url, translateParameters(params), 'application/fhir+json', options);
+    return readTranslateOutput(output);
+  }
+
+  /** Evaluates a Measure over a period (Measure/{id}/$evaluate-measure) and resolves with its MeasureReport. */
+  evaluateMeasure(measureId: string, params: EvaluateMeasureParams, options?: RequestOptions): Promise<MeasureReport> {
+    if (!measureId) {
+      return Promise.reject(new OperationOutcomeError(badRequest('The measure id is required', 'measureId')));
+    }
+    return this.post(
+      this.fhirUrl('Measure', measureId, '$evaluate-measure'),
+      evaluateMeasureParameters(params),
+      'application/fhir+json',
+      options,
+    );
+  }
+
+  /**
+   * Starts a Bulk Data import (POST [base]/$import with the manifest, `Prefer: respond-async`) and
+   * resolves with the status URL the server answers in Content-Location (poll it with get, cancel
+   * it with delete).
+   */
+  async startImport(manifest: BulkImportManifest, options?: RequestOptions): Promise<string> {
+    if (!manifest?.input?.length) {
+      throw new OperationOutcomeError(badRequest('The import manifest needs at least one input', 'input'));
+    }
+    const response = await this.send<Response>({
+      method: 'POST',
+      url: this.fhirUrl('$import'),
+      body: JSON.stringify(manifest),
+      contentType: 'application/json',
+      options: { ...options, headers: { Prefer: 'respond-async', ...options?.headers } },
+      responseType: 'response',
+    });
+    await response.body?.cancel().catch(() => undefined);
+    const location = response.headers.get('content-location');
+    if (!location) {
+      throw new OperationOutcomeError(
+        badRequest(`$import answered ${response.status} without a Content-Location status URL`),
+      );
+    }
+    return new URL(location, this.getBaseUrl()).toString();
   }
 
   /**
@@ -284,6 +354,46 @@ export class HearthClient extends FhirClient {
     options?: RequestOptions,
   ): Promise<ClientApplication> {
     return this.post(`admin/projects/${encodeURIComponent(projectId)}/client`, body, 'application/json', options);
+  }
+
+  /**
+   * The signed-in user's FHIRcast topic: the `hub.topic` of the access token (given to Hearth's own
+   * app, and to any token granted a fhircast/ scope). Undefined when signed out or not given one.
+   */
+  getFhircastTopic(): string | undefined {
+    const token = this.getAccessToken();
+    const topic = token ? parseJwtPayload(token)?.['hub.topic'] : undefined;
+    return typeof topic === 'string' ? topic : undefined;
+  }
+
+  /**
+   * Publishes a FHIRcast event on the user's topic (POST /fhircast/{topic}) and resolves with it as
+   * sent (its id is the one subscribers acknowledge).
+   */
+  async fhircastPublish(
+    name: FhircastEventName,
+    context: FhircastContextItem[],
+    options: RequestOptions & { versionId?: string; priorVersionId?: string } = {},
+  ): Promise<FhircastEvent> {
+    const topic = this.getFhircastTopic();
+    if (!topic) {
+      throw new OperationOutcomeError(badRequest('This session has no FHIRcast topic (hub.topic)', 'hub.topic'));
+    }
+    const { versionId, priorVersionId, ...requestOptions } = options;
+    const event = createFhircastEvent(topic, name, context, { versionId, priorVersionId });
+    await this.post(`fhircast/${encodeURIComponent(topic)}`, event, 'application/json', requestOptions);
+    return event;
+  }
+
+  /** The current context of the user's topic (GET /fhircast/{topic}). */
+  fhircastGetContext(options?: RequestOptions): Promise<FhircastCurrentContext> {
+    const topic = this.getFhircastTopic();
+    if (!topic) {
+      return Promise.reject(
+        new OperationOutcomeError(badRequest('This session has no FHIRcast topic (hub.topic)', 'hub.topic')),
+      );
+    }
+    return this.get(`fhircast/${encodeURIComponent(topic)}`, { cache: 'no-cache', ...options });
   }
 
   /** Creates a bot (POST /admin/projects/{projectId}/bot). */

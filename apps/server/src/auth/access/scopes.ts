@@ -1,3 +1,4 @@
+import { isFhircastScope } from '../../fhircast/scopes.js';
 import type { AccessInteraction } from '../types.js';
 
 /**
@@ -93,5 +94,5 @@ const KNOWN_SCOPES = new Set([
 
 /** True for a scope this server understands (anything else is dropped from the granted scope). */
 export function isKnownScope(text: string): boolean {
-  return KNOWN_SCOPES.has(text) || parseResourceScope(text) !== undefined;
+  return KNOWN_SCOPES.has(text) || parseResourceScope(text) !== undefined || isFhircastScope(text);
 }

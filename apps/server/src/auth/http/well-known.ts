@@ -17,6 +17,8 @@ const SCOPES = [
   'patient/*.read',
   'user/*.*',
   'system/*.*',
+  'fhircast/*.read',
+  'fhircast/*.write',
 ];
 
 /** OpenID Connect discovery, JWKS and SMART App Launch 2.0 discovery (hl7.org/fhir/smart-app-launch/conformance.html). */

@@ -335,7 +335,15 @@ describe('transaction', () => {
     expect(res.statusCode).toBe(200);
     const binary = res.json().entry[0].resource;
     expect(binary.data).toBeUndefined();
-    expect(res.json().entry[1].resource.content[0].attachment.url).toBe(`Binary/${binary.id}`);
+    // The reference resolved to the Binary, stored as Binary/{id} and answered as its signed URL.
+    expect(res.json().entry[1].resource.content[0].attachment.url).toMatch(
+      new RegExp(`^${t.config.baseUrl}storage/${binary.id}\\?exp=\\d+&sig=`),
+    );
+    const docId = res.json().entry[1].resource.id as string;
+    const stored = await t.services.systemRepo(t.testProject.projectId).readResource('DocumentReference', docId);
+    expect(
+      (stored.resource as unknown as { content: { attachment: { url: string } }[] }).content[0].attachment.url,
+    ).toBe(`Binary/${binary.id}`);
     const raw = await t.app.inject({
       url: `/fhir/R4/Binary/${binary.id}`,
       headers: { ...t.authHeaders, accept: 'text/plain' },

@@ -18,6 +18,7 @@ import { m0310AgentHub } from './0310-agent-hub.js';
 import { m0400Terminology } from './0400-terminology.js';
 import { m0600AuditTrail } from './0600-audit-trail.js';
 import { m0601AuditPartialIndexes } from './0601-audit-partial-indexes.js';
+import { m0720Fhircast } from './0720-fhircast.js';
 import type { Migration } from './types.js';
 
 /** The one list of migrations, in order. */
@@ -42,4 +43,5 @@ export const migrations: Migration[] = [
   m0400Terminology,
   m0600AuditTrail,
   m0601AuditPartialIndexes,
+  m0720Fhircast,
 ];

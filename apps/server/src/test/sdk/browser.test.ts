@@ -154,6 +154,66 @@ describe.skipIf(!available)('HearthClient in Chromium', () => {
     await tab.close();
   });
 
+  it('shows an attachment in an <img> by its signed URL, with no Authorization header', async () => {
+    const tab = await browser.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (err) => errors.push(err.message));
+    await tab.goto(pageUrl);
+    const result = await tab.evaluate(
+      async ({ baseUrl, email, password }) => {
+        const { HearthClient } = (globalThis as unknown as Window).Hearth;
+        const hearth = new HearthClient({ baseUrl });
+        await hearth.signInWithPassword({ email, password });
+        // A 2x3 red PNG.
+        const png = Uint8Array.from(
+          atob('iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEElEQVR4nGP4z8AARAwoFABE0AX7pM/egAAAAABJRU5ErkJggg=='),
+          (c) => c.charCodeAt(0),
+        );
+        const binary = await hearth.createBinary({ contentType: 'image/png', data: new Blob([png]) });
+        const patient = await hearth.createResource({
+          resourceType: 'Patient',
+          photo: [{ contentType: 'image/png', url: `Binary/${binary.id}` }],
+        });
+        const read = await hearth.readResource('Patient', patient.id as string);
+        const url = read.photo?.[0]?.url as string;
+        interface Img {
+          alt: string;
+          src: string;
+          naturalWidth: number;
+          naturalHeight: number;
+          onload: () => void;
+          onerror: () => void;
+        }
+        const doc = (
+          globalThis as unknown as { document: { createElement(tag: 'img'): Img; body: { append(e: Img): void } } }
+        ).document;
+        const load = (src: string) =>
+          new Promise<{ ok: boolean; width: number; height: number }>((resolve) => {
+            const img = doc.createElement('img');
+            img.alt = 'Patient photo';
+            img.onload = () => resolve({ ok: true, width: img.naturalWidth, height: img.naturalHeight });
+            img.onerror = () => resolve({ ok: false, width: 0, height: 0 });
+            img.src = src;
+            doc.body.append(img);
+          });
+        return {
+          url,
+          shown: await load(url),
+          tampered: await load(url.replace(/sig=.{4}/, 'sig=AAAA')),
+          unsigned: await load(`${baseUrl}fhir/R4/Binary/${binary.id}`),
+        };
+      },
+      { baseUrl: t.baseUrl, email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    );
+    expect(errors).toEqual([]);
+    expect(result.url).toMatch(new RegExp(`^${t.baseUrl}storage/[\\w-]+\\?exp=\\d+&sig=`));
+    expect(result.shown).toEqual({ ok: true, width: 2, height: 3 });
+    expect(result.tampered.ok).toBe(false);
+    // Without the signature the browser has no way in: the FHIR URL needs a token it does not send.
+    expect(result.unsigned.ok).toBe(false);
+    await tab.close();
+  });
+
   it("signs in through the redirect: the server's sign-in page, back to the page with a code", async () => {
     const tab = await browser.newPage();
     const errors: string[] = [];

@@ -1,6 +1,7 @@
 /**
  * The SDK's operation helpers against a real server: ValueSet/$expand, a bot made with createBot
- * and run with executeBot (by id and by identifier), $validate and $graphql.
+ * and run with executeBot (by id and by identifier), $validate, $graphql, ConceptMap translate and
+ * FHIRcast publishing with the current context.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationOutcomeError } from '@hearth/core';
@@ -83,5 +84,65 @@ describe('HearthClient operations against a server', () => {
     const failed = await hearth.graphql('{ NoSuchType { id } }');
     expect(failed.data).toBeUndefined();
     expect(failed.errors?.[0].message).toMatch(/NoSuchType/);
+  });
+
+  it('translates a code with a ConceptMap, by url and by id, typed', async () => {
+    const map = await hearth.createResource({
+      resourceType: 'ConceptMap',
+      url: 'https://sdk.test/ConceptMap/gender',
+      status: 'active',
+      group: [
+        {
+          source: 'https://sdk.test/local-gender',
+          target: 'http://hl7.org/fhir/administrative-gender',
+          element: [
+            { code: 'F', target: [{ code: 'female', display: 'Female', equivalence: 'equivalent' }] },
+            { code: 'M', target: [{ code: 'male', equivalence: 'equivalent' }] },
+          ],
+        },
+      ],
+    });
+    const byUrl = await hearth.translate({
+      url: 'https://sdk.test/ConceptMap/gender',
+      system: 'https://sdk.test/local-gender',
+      code: 'F',
+    });
+    expect(byUrl.result).toBe(true);
+    expect(byUrl.match).toEqual([
+      expect.objectContaining({
+        equivalence: 'equivalent',
+        concept: expect.objectContaining({ system: 'http://hl7.org/fhir/administrative-gender', code: 'female' }),
+      }),
+    ]);
+    const byId = await hearth.translate({
+      id: map.id,
+      coding: { system: 'https://sdk.test/local-gender', code: 'M' },
+    });
+    expect(byId.match.map((m) => m.concept?.code)).toEqual(['male']);
+    const none = await hearth.translate({ id: map.id, system: 'https://sdk.test/local-gender', code: 'X' });
+    expect(none.result).toBe(false);
+    expect(none.match).toEqual([]);
+    await expect(hearth.translate({ id: map.id })).rejects.toMatchObject({
+      outcome: { issue: [{ severity: 'error' }] },
+    });
+  });
+
+  it("publishes FHIRcast events on the user's topic and reads the current context", async () => {
+    const topic = hearth.getFhircastTopic();
+    expect(topic).toMatch(/^[\w-]{20,}$/);
+    const sent = await hearth.fhircastPublish('Patient-open', [
+      { key: 'patient', resource: { resourceType: 'Patient', id: 'sdk-1' } },
+    ]);
+    expect(sent.event['hub.topic']).toBe(topic);
+    const current = await hearth.fhircastGetContext();
+    expect(current['context.type']).toBe('Patient');
+    expect(current.context).toEqual([{ key: 'patient', resource: { resourceType: 'Patient', id: 'sdk-1' } }]);
+    await hearth.fhircastPublish('Patient-close', [
+      { key: 'patient', resource: { resourceType: 'Patient', id: 'sdk-1' } },
+    ]);
+    expect(await hearth.fhircastGetContext()).toEqual({ 'context.type': '', context: [] });
+    await expect(hearth.fhircastPublish('Patient-open', [])).rejects.toMatchObject({
+      outcome: { issue: [{ expression: ['event.context'] }] },
+    });
   });
 });
