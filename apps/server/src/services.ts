@@ -30,6 +30,7 @@ import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
+import { registerViewRun } from './analytics/run.js';
 import { applyOperation } from './careplans/apply.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
@@ -206,6 +207,7 @@ export async function createServices(
   audit.start();
   operations.register(everythingOperation(search.service));
   operations.register(applyOperation());
+  registerViewRun(operations, { search: search.service });
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,

@@ -26,6 +26,8 @@ export interface CompiledView {
   resource: string;
   name?: string;
   columns: ViewColumn[];
+  /** The view calls lowBoundary()/highBoundary(): give it resources parsed with their decimals' text (decimal-json.ts). */
+  needsDecimalText: boolean;
   /** The rows of one resource: none when it is another type or a where clause excludes it. Throws ViewError. */
   rows(resource: { resourceType?: unknown; id?: unknown; [element: string]: unknown }): Row[];
 }
@@ -202,10 +204,12 @@ export function compileView(raw: unknown, isResourceType: (type: string) => bool
   }
   if (!isResourceType(view.resource)) throw new ViewError(`${view.resource} is not a resource type`, 'resource');
   const literals = constantLiterals(view.constant);
+  let needsDecimalText = false;
   const compile: Compile = (expression, at) => {
     if (typeof expression !== 'string' || expression.trim() === '') {
       throw new ViewError(`${at} must be a FHIRPath expression`, at);
     }
+    if (/\b(low|high)Boundary\s*\(/.test(expression)) needsDecimalText = true;
     const text = substituteConstants(expression, literals, at);
     try {
       return compilePath(text);
@@ -232,6 +236,7 @@ export function compileView(raw: unknown, isResourceType: (type: string) => bool
     resource: resourceType,
     ...(typeof view.name === 'string' ? { name: view.name } : {}),
     columns,
+    needsDecimalText,
     rows(resource) {
       if (resource.resourceType !== resourceType) return [];
       const id = resource.id;

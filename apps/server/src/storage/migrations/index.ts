@@ -16,6 +16,7 @@ import { m0202PlatformIdsByKey } from './0202-platform-ids-by-key.js';
 import { m0310AgentHub } from './0310-agent-hub.js';
 import { m0400Terminology } from './0400-terminology.js';
 import { m0600AuditTrail } from './0600-audit-trail.js';
+import { m0700Analytics } from './0700-analytics.js';
 import type { Migration } from './types.js';
 
 /** The one list of migrations, in order. */
@@ -38,4 +39,5 @@ export const migrations: Migration[] = [
   m0310AgentHub,
   m0400Terminology,
   m0600AuditTrail,
+  m0700Analytics,
 ];
