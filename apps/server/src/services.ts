@@ -30,6 +30,7 @@ import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
+import { Materializer } from './analytics/materialize.js';
 import { registerViewRun } from './analytics/run.js';
 import { applyOperation } from './careplans/apply.js';
 import { registerBulkExport } from './export/bulk-export.js';
@@ -75,6 +76,8 @@ export interface Services {
    * reindex. Unlike the write path's indexer, stored AuditEvents are not mirrored into the trail again.
    */
   reindexer: SearchIndexer;
+  /** Materialised ViewDefinitions: kept up to date as resources are written (analytics/materialize.ts). */
+  materializer: Materializer;
 }
 
 export async function createServices(
@@ -208,6 +211,19 @@ export async function createServices(
   operations.register(everythingOperation(search.service));
   operations.register(applyOperation());
   registerViewRun(operations, { search: search.service });
+  const materializer = new Materializer({
+    pool,
+    search: search.service,
+    repositoryDeps,
+    writes,
+    logger,
+    isProjectAdmin: (input) => {
+      const caller = auth.callerOf(input.context);
+      return caller?.projectAdmin === true || caller?.superAdmin === true;
+    },
+  });
+  materializer.register(operations);
+  materializer.start();
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,
@@ -239,6 +255,7 @@ export async function createServices(
     autoAnalyzer,
     audit,
     reindexer,
+    materializer,
   };
 }
 
