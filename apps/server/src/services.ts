@@ -34,6 +34,7 @@ import { Materializer } from './analytics/materialize.js';
 import { registerViewRun } from './analytics/run.js';
 import { applyOperation } from './careplans/apply.js';
 import { registerBulkExport } from './export/bulk-export.js';
+import { registerBulkImport } from './bulk-import/bulk-import.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
 import { AuditModule } from './audit/module.js';
@@ -211,6 +212,13 @@ export async function createServices(
   operations.register(everythingOperation(search.service));
   operations.register(applyOperation());
   registerViewRun(operations, { search: search.service });
+  registerBulkImport(operations, {
+    asyncJobs: automation.asyncJobs,
+    binaryStore,
+    pool,
+    outbound: automation.outbound,
+    outboundTimeoutMs: config.outboundTimeoutMs,
+  });
   const materializer = new Materializer({
     pool,
     search: search.service,
