@@ -98,7 +98,28 @@ async function openInput(
   return Readable.from(response.body);
 }
 
-/** Writes one batch: all at once, or (an id already stored, an invalid resource) one by one. */
+/** The OperationOutcome of a line the repository refused. */
+function refused(input: ImportInput, line: number, err: OperationOutcomeError): OperationOutcome {
+  const issue = err.outcome.issue?.[0];
+  return lineOutcome(input, line, issue?.diagnostics ?? issue?.details?.text ?? 'not written', issue?.expression?.[0]);
+}
+
+/** Tries the batch as one createMany; true when it was written. */
+async function createAll(repo: Repository, batch: { resource: Resource }[]): Promise<boolean> {
+  try {
+    await repo.createMany(batch.map((b) => b.resource));
+    return true;
+  } catch (err) {
+    if (!(err instanceof OperationOutcomeError)) throw err;
+    return false;
+  }
+}
+
+/**
+ * Writes one batch: all at once; when that is refused, the invalid lines are set aside (each
+ * checked as a write would check it) and the rest tried at once again; when that is refused too
+ * (an id already stored), line by line as updates.
+ */
 async function writeBatch(
   repo: Repository,
   input: ImportInput,
@@ -106,23 +127,26 @@ async function writeBatch(
   errors: OperationOutcome[],
 ): Promise<number> {
   if (batch.length === 0) return 0;
-  try {
-    await repo.createMany(batch.map((b) => b.resource));
-    return batch.length;
-  } catch (err) {
-    if (!(err instanceof OperationOutcomeError)) throw err;
-  }
+  if (await createAll(repo, batch)) return batch.length;
+  const valid = batch.filter(({ line, resource }) => {
+    try {
+      repo.check(resource);
+      return true;
+    } catch (err) {
+      if (!(err instanceof OperationOutcomeError)) throw err;
+      errors.push(refused(input, line, err));
+      return false;
+    }
+  });
+  if (valid.length < batch.length && valid.length > 0 && (await createAll(repo, valid))) return valid.length;
   let written = 0;
-  for (const { line, resource } of batch) {
+  for (const { line, resource } of valid) {
     try {
       await repo.updateResource(resource);
       written++;
     } catch (err) {
       if (!(err instanceof OperationOutcomeError)) throw err;
-      const issue = err.outcome.issue?.[0];
-      errors.push(
-        lineOutcome(input, line, issue?.diagnostics ?? issue?.details?.text ?? 'not written', issue?.expression?.[0]),
-      );
+      errors.push(refused(input, line, err));
     }
   }
   return written;
@@ -203,10 +227,7 @@ async function runImport(deps: BulkImportDeps, params: ImportParams, job: AsyncJ
     for (const [index, input] of params.inputs.entries()) {
       const count = await importInput(deps, job, input, params.fhirBase, errors, async (n) => {
         total += n;
-        await job.progress(index / params.inputs.length, `${input.type}: ${total} resources`, {
-          done: total,
-          total: total,
-        });
+        await job.progress(index / params.inputs.length, `${input.type}: ${total} resources`);
       });
       if (count > 0) written.add(input.type);
       results.push({ type: input.type, url: input.url, count });
