@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|processes|all|unanalyzed|audit|harness|wal|app|agent-mllp|validation] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * [--only core|search|automation|terminology|processes|all|unanalyzed|audit|harness|wal|app|agent-mllp|validation|import] [--filter name,name] [--scale N]`. Starts a server (embedded
  * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
  * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
  * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
@@ -20,6 +20,7 @@ import { terminologyScenarios } from './scenarios-terminology.js';
 import { processesScenarios } from './scenarios-processes.js';
 import { unanalyzedScenarios } from './scenarios-unanalyzed.js';
 import { auditScenarios } from './scenarios-audit.js';
+import { runImportBench } from './import.js';
 import { runHarnessComparison } from './harness.js';
 import { measureWal } from './wal.js';
 import { runAppBench } from './app.js';
@@ -173,6 +174,10 @@ async function main(): Promise<void> {
   if (args.only === 'agent-mllp') {
     const admin = { email: args.email as string, password: args.password as string };
     return runAgentMllpBench(admin, { seconds, runs }, log);
+  }
+  if (args.only === 'import') {
+    const admin = { email: args.email as string, password: args.password as string };
+    return runImportBench(admin, { baseUrl: args['base-url'] }, log);
   }
   if (args.only === 'validation') {
     return runValidationBench({ runs }, log);

@@ -53,6 +53,10 @@ export const SERVER_LAYERS: Record<string, number> = {
   fhircast: 3,
   // POST /email/v1/send's checks: who may send, from which verified domains.
   email: 3,
+  // SQL on FHIR v2: ViewDefinition evaluation, $run, materialised views in a reporting schema.
+  analytics: 3,
+  // Bulk Data $import: NDJSON inputs written in batches as the requester.
+  'bulk-import': 3,
   // Wires the queue, bots and subscriptions together.
   automation: 4,
   // On-premises agents: their websocket hub runs bots and speaks over the process message bus.

@@ -31,12 +31,15 @@ import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
+import { Materializer } from './analytics/materialize.js';
+import { registerViewRun } from './analytics/run.js';
 import { applyOperation } from './careplans/apply.js';
 import { registerBillingOperations } from './billing/operations.js';
 import { createMessagingModule } from './messaging/module.js';
 import { appBaseUrl } from './auth/deps.js';
 import { registerSchedulingOperations } from './scheduling/module.js';
 import { registerBulkExport } from './export/bulk-export.js';
+import { registerBulkImport } from './bulk-import/bulk-import.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
 import { createFhircastModule, type FhircastModule } from './fhircast/module.js';
@@ -84,6 +87,8 @@ export interface Services {
    * reindex. Unlike the write path's indexer, stored AuditEvents are not mirrored into the trail again.
    */
   reindexer: SearchIndexer;
+  /** Materialised ViewDefinitions: kept up to date as resources are written (analytics/materialize.ts). */
+  materializer: Materializer;
 }
 
 export async function createServices(
@@ -237,6 +242,27 @@ export async function createServices(
   operations.register(applyOperation());
   registerBillingOperations(operations);
   registerSchedulingOperations(operations, { search: search.service });
+  registerViewRun(operations, { search: search.service });
+  registerBulkImport(operations, {
+    asyncJobs: automation.asyncJobs,
+    binaryStore,
+    pool,
+    outbound: automation.outbound,
+    outboundTimeoutMs: config.outboundTimeoutMs,
+  });
+  const materializer = new Materializer({
+    pool,
+    search: search.service,
+    repositoryDeps,
+    writes,
+    logger,
+    isProjectAdmin: (input) => {
+      const caller = auth.callerOf(input.context);
+      return caller?.projectAdmin === true || caller?.superAdmin === true;
+    },
+  });
+  materializer.register(operations);
+  materializer.start();
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,
@@ -270,6 +296,7 @@ export async function createServices(
     autoAnalyzer,
     audit,
     reindexer,
+    materializer,
   };
 }
 

@@ -25,6 +25,7 @@ export const PLATFORM_RESOURCE_TYPES = [
   'IdentityProvider',
   'AsyncJob',
   'Agent',
+  'ViewDefinition',
 ] as const;
 
 export type PlatformResourceType = (typeof PLATFORM_RESOURCE_TYPES)[number];

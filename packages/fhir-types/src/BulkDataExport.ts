@@ -215,7 +215,8 @@ export interface BulkDataExportOutput {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** Where to download the file */
   url: string;
 }
@@ -395,7 +396,8 @@ export interface BulkDataExportDeleted {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** Where to download the file */
   url: string;
 }
@@ -575,7 +577,8 @@ export interface BulkDataExportError {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** Where to download the file */
   url: string;
 }

@@ -240,7 +240,8 @@ export interface CompartmentDefinitionResource {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** The name of a search parameter that represents the link to the compartment. More than one may be listed because a resource may be linked to a compartment in more than one way,. */
   param?: string[];
   /** Additional documentation about the resource and compartment. */

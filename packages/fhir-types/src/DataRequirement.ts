@@ -245,6 +245,7 @@ export interface DataRequirement {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
     | 'Type'
     | 'Any';
   /** The profile of the required data, specified as the uri of the profile definition. */

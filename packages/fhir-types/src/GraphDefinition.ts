@@ -223,7 +223,8 @@ export type GraphDefinition = {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** The profile that describes the use of the base resource. */
   profile?: string;
   /** Links this graph makes rules about. */
@@ -434,7 +435,8 @@ export interface GraphDefinitionLinkTarget {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** A set of parameters to look up. */
   params?: string;
   /** Profile for the target resource. */

@@ -644,7 +644,8 @@ export interface ImplementationGuideGlobal {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** A reference to the profile that all instances must conform to. */
   profile: string;
 }

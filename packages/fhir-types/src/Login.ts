@@ -197,7 +197,8 @@ export type Login = {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** The project chosen */
   project?: Reference<Project>;
   /** Who signed in */

@@ -265,7 +265,8 @@ export interface MessageDefinitionFocus {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** A profile that reflects constraints for the focal resource (and potentially for related resources). */
   profile?: string;
   /** Identifies the minimum number of resources of this type that must be pointed to by a message in order for it to be valid against this MessageDefinition. */

@@ -236,6 +236,7 @@ export type OperationDefinition = {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
   )[];
   /** Indicates whether this operation or named query can be invoked at the system level (e.g. without needing to choose a resource type for the context). */
   system: boolean;
@@ -505,6 +506,7 @@ export interface OperationDefinitionParameter {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
     | 'Type'
     | 'Any';
   /** Used when the type is "Reference" or "canonical", and identifies a profile structure or implementation Guide that applies to the target of the reference this parameter refers to. If any profiles are specified, then the content must conform to at least one of them. The URL can be a local reference - to a contained StructureDefinition, or a reference to another StructureDefinition or Implementation Guide by a canonical URL. When an implementation guide is specified, the target resource SHALL conform to at least one profile defined in the implementation guide. */

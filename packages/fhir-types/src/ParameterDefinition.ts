@@ -249,6 +249,7 @@ export interface ParameterDefinition {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
     | 'Type'
     | 'Any';
   /** If specified, this indicates a profile that the input data must conform to, or that the output data will conform to. */

@@ -227,6 +227,7 @@ export type Project = {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
   )[];
 };
 

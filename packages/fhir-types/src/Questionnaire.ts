@@ -222,6 +222,7 @@ export type Questionnaire = {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
   )[];
   /** The date  (and optionally time) when the questionnaire was published. The date must change when the business version changes and it must change if the status code changes. In addition, it should change when the substantive content of the questionnaire changes. */
   date?: string;

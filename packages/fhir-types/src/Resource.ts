@@ -163,6 +163,7 @@ import type { UserConfiguration } from './UserConfiguration.js';
 import type { UserSecurityRequest } from './UserSecurityRequest.js';
 import type { ValueSet } from './ValueSet.js';
 import type { VerificationResult } from './VerificationResult.js';
+import type { ViewDefinition } from './ViewDefinition.js';
 import type { VisionPrescription } from './VisionPrescription.js';
 
 /** Every resource type by its name: the FHIR R4 resources and Hearth's platform resources. */
@@ -329,6 +330,7 @@ export interface ResourceTypeMap {
   UserSecurityRequest: UserSecurityRequest;
   ValueSet: ValueSet;
   VerificationResult: VerificationResult;
+  ViewDefinition: ViewDefinition;
   VisionPrescription: VisionPrescription;
 }
 
@@ -499,6 +501,7 @@ export type Resource =
   | UserSecurityRequest
   | ValueSet
   | VerificationResult
+  | ViewDefinition
   | VisionPrescription;
 
 /** The name of a resource type, such as `'Patient'`. */

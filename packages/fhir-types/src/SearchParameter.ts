@@ -228,6 +228,7 @@ export type SearchParameter = {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
   )[];
   /** The type of value that a search parameter may contain, and how the content is interpreted. */
   type: 'number' | 'date' | 'string' | 'token' | 'reference' | 'composite' | 'quantity' | 'uri' | 'special';
@@ -404,6 +405,7 @@ export type SearchParameter = {
     | 'User'
     | 'UserConfiguration'
     | 'UserSecurityRequest'
+    | 'ViewDefinition'
   )[];
   /** Whether multiple values are allowed for each time the parameter exists. Values are separated by commas, and the parameter matches if any of the values match. */
   multipleOr?: boolean;

@@ -513,7 +513,8 @@ export interface TestScriptSetupActionOperation {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** The label would be used for tracking/logging purposes by test engines. */
   label?: string;
   /** The description would be used by test engines for tracking and reporting purposes. */
@@ -846,7 +847,8 @@ export interface TestScriptSetupActionAssert {
     | 'SmartAppLaunch'
     | 'User'
     | 'UserConfiguration'
-    | 'UserSecurityRequest';
+    | 'UserSecurityRequest'
+    | 'ViewDefinition';
   /** okay | created | noContent | notModified | bad | forbidden | notFound | methodNotAllowed | conflict | gone | preconditionFailed | unprocessable. */
   response?:
     | 'okay'

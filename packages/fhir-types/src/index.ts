@@ -210,4 +210,5 @@ export type * from './UserConfiguration.js';
 export type * from './UserSecurityRequest.js';
 export type * from './ValueSet.js';
 export type * from './VerificationResult.js';
+export type * from './ViewDefinition.js';
 export type * from './VisionPrescription.js';

@@ -242,7 +242,7 @@ const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json
 /** JSON only: _format or Accept asking for anything else is a 406; a non-JSON body on a JSON route a 415. */
 function checkFormat(request: FastifyRequest): void {
   const format = (request.query as Record<string, unknown>)._format;
-  if (format !== undefined) {
+  if (format !== undefined && !isViewRun(request)) {
     const f = String(Array.isArray(format) ? format[0] : format)
       .split(';')[0]
       .trim()
@@ -252,7 +252,7 @@ function checkFormat(request: FastifyRequest): void {
     }
   }
   const accept = request.headers.accept;
-  if (accept && !acceptsJson(accept) && !isBinaryRead(request) && !isBotExecute(request)) {
+  if (accept && !acceptsJson(accept) && !isBinaryRead(request) && !isBotExecute(request) && !isViewRun(request)) {
     fail(notAcceptable(`Accept "${accept}" cannot be served; this server speaks application/fhir+json`));
   }
   if (Buffer.isBuffer(request.body) && !isBinaryWrite(request)) {
@@ -278,6 +278,11 @@ function isBinaryRead(request: FastifyRequest): boolean {
 /** Bot $execute answers whatever its bot returns (HL7 v2, HTML, CSV...): any Accept may be asked for. */
 function isBotExecute(request: FastifyRequest): boolean {
   return /\/Bot\/([^/]+\/)?\$execute$/.test(request.url.split('?')[0]);
+}
+
+/** ViewDefinition/$run answers CSV, NDJSON, JSON or Parquet: its _format names its own output (analytics/formats.ts). */
+function isViewRun(request: FastifyRequest): boolean {
+  return /\/ViewDefinition\/([^/]+\/)?\$run$/.test(request.url.split('?')[0]);
 }
 
 function isBinaryWrite(request: FastifyRequest): boolean {

@@ -20,7 +20,7 @@ import type { JobAttempt, JobQueue } from './queue.js';
 export const ASYNC_QUEUE = 'async-job';
 
 /** AsyncJob.type codes (https://hearth.dev/fhir/ValueSet/async-job-type). */
-export type AsyncJobType = 'data-migration' | 'export' | 'batch' | 'reindex';
+export type AsyncJobType = 'data-migration' | 'export' | 'import' | 'batch' | 'reindex';
 
 /** Progress of a running job, kept on the AsyncJob as an extension (and sent as X-Progress). */
 export const PROGRESS_EXTENSION = ASYNC_JOB_PROGRESS_EXTENSION;

@@ -1,5 +1,6 @@
 // The contract of a FHIR $operation (hl7.org/fhir/R4/operations.html), free of HTTP: the fhir
 // layer turns a request into an OperationInput and the OperationResult into the response.
+import type { Readable } from 'node:stream';
 import type { FhirContext } from './context.js';
 
 export type OperationLevel = 'system' | 'type' | 'instance';
@@ -40,7 +41,8 @@ export interface OperationResult {
   status?: number;
   headers?: Record<string, string>;
   json?: unknown;
-  body?: string | Buffer;
+  /** A Readable is streamed (a large answer produced page by page, e.g. ViewDefinition/$run). */
+  body?: string | Buffer | Readable;
   contentType?: string;
 }
 

@@ -21,6 +21,7 @@ import SmartAppLaunch from './SmartAppLaunch.json' with { type: 'json' };
 import User from './User.json' with { type: 'json' };
 import UserConfiguration from './UserConfiguration.json' with { type: 'json' };
 import UserSecurityRequest from './UserSecurityRequest.json' with { type: 'json' };
+import ViewDefinition from './ViewDefinition.json' with { type: 'json' };
 import metaElements from './meta-elements.json' with { type: 'json' };
 import referenceTargets from './reference-targets.json' with { type: 'json' };
 import terminology from './terminology.json' with { type: 'json' };
@@ -47,6 +48,7 @@ export const PLATFORM_STRUCTURE_DEFINITIONS = [
   User,
   UserConfiguration,
   UserSecurityRequest,
+  ViewDefinition,
 ] as unknown as StructureDefinitionJson[];
 
 /** Elements the platform adds to Meta: project, author, account, compartment. */

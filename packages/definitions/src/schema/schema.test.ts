@@ -30,7 +30,7 @@ describe('resource types', () => {
     expect(r4).not.toContain('DomainResource');
     expect(r4).not.toContain('Project');
     const all = getAllResourceTypes();
-    expect(all).toHaveLength(147 + 17);
+    expect(all).toHaveLength(147 + 18);
     expect(all).toContain('IdentityProvider');
     expect(all).toEqual([...all].sort());
     expect(all).toContain('Project');

@@ -19,6 +19,7 @@ import { m0400Terminology } from './0400-terminology.js';
 import { m0600AuditTrail } from './0600-audit-trail.js';
 import { m0601AuditPartialIndexes } from './0601-audit-partial-indexes.js';
 import { m0720Fhircast } from './0720-fhircast.js';
+import { m0700Analytics } from './0700-analytics.js';
 import type { Migration } from './types.js';
 
 /** The one list of migrations, in order. */
@@ -44,4 +45,5 @@ export const migrations: Migration[] = [
   m0600AuditTrail,
   m0601AuditPartialIndexes,
   m0720Fhircast,
+  m0700Analytics,
 ];

@@ -1,0 +1,281 @@
+/**
+ * Bulk Data $import (POST [base]/$import with a manifest; manifest.ts): asynchronous like $export
+ * (202 + Content-Location of an AsyncJob, X-Progress while it runs, DELETE cancels). Each input's
+ * NDJSON is fetched through the outbound address rules (platform/outbound-http.ts), or read from a
+ * Binary of the project, and written as the requester (their access policy applies), a batch of
+ * lines at a time through Repository.createMany: validation and index rows exactly as any create,
+ * with the resource, history and index rows of the whole batch in one multi-row statement. A batch
+ * that meets an id already stored is written line by line as updates instead. A line that is not
+ * JSON, not of the input's type, or not valid becomes an OperationOutcome (with its input and line
+ * number) in the result's error file. The tables written are ANALYZEd at the end.
+ */
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import {
+  badRequest,
+  fail,
+  generateId,
+  isValidId,
+  OperationOutcomeError,
+  type OperationOutcome,
+  type Resource,
+} from '@hearth/core';
+import { exportManifest } from '../export/bulk-export.js';
+import type { AsyncJobContext, AsyncJobs } from '../jobs/async-job.js';
+import { prefersAsync } from '../operations/input.js';
+import type { OperationRegistry } from '../operations/registry.js';
+import { outboundRequest, type OutboundPolicy } from '../platform/outbound-http.js';
+import type { Pool } from '../platform/postgres.js';
+import { INDEX_TABLES } from '../storage/migrations/0100-search-index.js';
+import { storageKeyOf, withStorageKey } from '../storage/binary-key.js';
+import type { BinaryStore } from '../storage/binary-store.js';
+import type { Repository } from '../storage/repository.js';
+import { historyTable, resourceTable } from '../storage/tables.js';
+import { BULK_IMPORT } from './definition.js';
+import { parseManifest, type ImportInput, type ImportManifest } from './manifest.js';
+
+export const IMPORT_KIND = 'bulk-import';
+/** Lines written per createMany (one multi-row statement for the resources and their index rows). */
+export const IMPORT_BATCH = 500;
+
+export interface BulkImportDeps {
+  asyncJobs: AsyncJobs;
+  binaryStore: BinaryStore;
+  pool: Pool;
+  outbound: OutboundPolicy;
+  outboundTimeoutMs: number;
+}
+
+interface ImportParams extends ImportManifest {
+  fhirBase: string;
+}
+
+interface InputResult {
+  type: string;
+  url: string;
+  count: number;
+}
+
+class ImportCancelled extends Error {}
+
+function lineOutcome(input: ImportInput, line: number, text: string, expression?: string): OperationOutcome {
+  return {
+    resourceType: 'OperationOutcome',
+    issue: [
+      {
+        severity: 'error',
+        code: 'invalid',
+        diagnostics: `${input.url} line ${line}: ${text}`,
+        ...(expression ? { expression: [expression] } : {}),
+      },
+    ],
+  };
+}
+
+/** The lines of one input: a Binary of the project, or a URL fetched through the outbound rules. */
+async function openInput(
+  deps: BulkImportDeps,
+  repo: Repository,
+  input: ImportInput,
+  fhirBase: string,
+): Promise<Readable> {
+  const binaryId =
+    /^Binary\/([^/]+)$/.exec(input.url)?.[1] ??
+    (input.url.startsWith(`${fhirBase}Binary/`) ? input.url.slice(fhirBase.length + 7) : undefined);
+  if (binaryId) {
+    const binary = (await repo.readResource('Binary', binaryId)).resource as Resource & { data?: string };
+    const key = storageKeyOf(binary);
+    if (key) return (await deps.binaryStore.open(key)).stream;
+    return Readable.from(Buffer.from(binary.data ?? '', 'base64'));
+  }
+  const response = await outboundRequest(deps.outbound, {
+    url: input.url,
+    headers: { accept: 'application/fhir+ndjson' },
+    timeoutMs: deps.outboundTimeoutMs,
+    maxResponseBytes: deps.binaryStore.maxBytes,
+  });
+  if (response.status !== 200) throw new Error(`GET ${input.url} answered ${response.status} ${response.statusText}`);
+  return Readable.from(response.body);
+}
+
+/** The OperationOutcome of a line the repository refused. */
+function refused(input: ImportInput, line: number, err: OperationOutcomeError): OperationOutcome {
+  const issue = err.outcome.issue?.[0];
+  return lineOutcome(input, line, issue?.diagnostics ?? issue?.details?.text ?? 'not written', issue?.expression?.[0]);
+}
+
+/** Tries the batch as one createMany; true when it was written. */
+async function createAll(repo: Repository, batch: { resource: Resource }[]): Promise<boolean> {
+  try {
+    await repo.createMany(batch.map((b) => b.resource));
+    return true;
+  } catch (err) {
+    if (!(err instanceof OperationOutcomeError)) throw err;
+    return false;
+  }
+}
+
+/**
+ * Writes one batch: all at once; when that is refused, the invalid lines are set aside (each
+ * checked as a write would check it) and the rest tried at once again; when that is refused too
+ * (an id already stored), line by line as updates.
+ */
+async function writeBatch(
+  repo: Repository,
+  input: ImportInput,
+  batch: { line: number; resource: Resource }[],
+  errors: OperationOutcome[],
+): Promise<number> {
+  if (batch.length === 0) return 0;
+  if (await createAll(repo, batch)) return batch.length;
+  const valid = batch.filter(({ line, resource }) => {
+    try {
+      repo.check(resource);
+      return true;
+    } catch (err) {
+      if (!(err instanceof OperationOutcomeError)) throw err;
+      errors.push(refused(input, line, err));
+      return false;
+    }
+  });
+  if (valid.length < batch.length && valid.length > 0 && (await createAll(repo, valid))) return valid.length;
+  let written = 0;
+  for (const { line, resource } of valid) {
+    try {
+      await repo.updateResource(resource);
+      written++;
+    } catch (err) {
+      if (!(err instanceof OperationOutcomeError)) throw err;
+      errors.push(refused(input, line, err));
+    }
+  }
+  return written;
+}
+
+async function importInput(
+  deps: BulkImportDeps,
+  job: AsyncJobContext,
+  input: ImportInput,
+  fhirBase: string,
+  errors: OperationOutcome[],
+  onBatch: (written: number) => Promise<void>,
+): Promise<number> {
+  let stream: Readable;
+  try {
+    stream = await openInput(deps, job.repo, input, fhirBase);
+  } catch (err) {
+    errors.push(lineOutcome(input, 0, `could not be read: ${(err as Error).message}`));
+    return 0;
+  }
+  let count = 0;
+  let line = 0;
+  let batch: { line: number; resource: Resource }[] = [];
+  const flush = async () => {
+    const written = await writeBatch(job.repo, input, batch, errors);
+    count += written;
+    batch = [];
+    await onBatch(written);
+    if (await job.cancelled()) throw new ImportCancelled();
+  };
+  for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
+    line++;
+    if (text.trim() === '') continue;
+    let resource: Resource;
+    try {
+      resource = JSON.parse(text) as Resource;
+    } catch {
+      errors.push(lineOutcome(input, line, 'not JSON'));
+      continue;
+    }
+    if (!resource || typeof resource !== 'object' || resource.resourceType !== input.type) {
+      errors.push(lineOutcome(input, line, `not a ${input.type}`, 'resourceType'));
+      continue;
+    }
+    if (resource.id === undefined) resource.id = generateId();
+    if (!isValidId(resource.id)) {
+      errors.push(lineOutcome(input, line, `id ${String(resource.id)} is not a valid id`, `${input.type}.id`));
+      continue;
+    }
+    batch.push({ line, resource });
+    if (batch.length >= IMPORT_BATCH) await flush();
+  }
+  await flush();
+  return count;
+}
+
+async function writeErrors(
+  deps: BulkImportDeps,
+  repo: Repository,
+  errors: OperationOutcome[],
+): Promise<string | undefined> {
+  if (errors.length === 0) return undefined;
+  const lines = errors.map((e) => `${JSON.stringify(e)}\n`);
+  const { key } = await deps.binaryStore.write(Readable.from(lines.map((l) => Buffer.from(l, 'utf8'))));
+  const binary = await repo.createResource(
+    withStorageKey({ resourceType: 'Binary', contentType: 'application/fhir+ndjson' }, key),
+  );
+  return binary.resource.id as string;
+}
+
+async function runImport(deps: BulkImportDeps, params: ImportParams, job: AsyncJobContext): Promise<Resource> {
+  const transactionTime = new Date().toISOString();
+  const errors: OperationOutcome[] = [];
+  const results: InputResult[] = [];
+  const written = new Set<string>();
+  let total = 0;
+  try {
+    for (const [index, input] of params.inputs.entries()) {
+      const count = await importInput(deps, job, input, params.fhirBase, errors, async (n) => {
+        total += n;
+        await job.progress(index / params.inputs.length, `${input.type}: ${total} resources`);
+      });
+      if (count > 0) written.add(input.type);
+      results.push({ type: input.type, url: input.url, count });
+      await job.progress((index + 1) / params.inputs.length, `${input.type}: ${total} resources`);
+    }
+  } catch (err) {
+    if (!(err instanceof ImportCancelled)) throw err;
+    errors.push({
+      resourceType: 'OperationOutcome',
+      issue: [{ severity: 'information', code: 'informational', diagnostics: `Cancelled after ${total} resources` }],
+    });
+  } finally {
+    // The planner's statistics follow the new rows: the next searches are planned on them.
+    if (written.size > 0) {
+      const tables = [...written].flatMap((t) => [resourceTable(t), historyTable(t)]);
+      await deps.pool.query(`ANALYZE ${[...tables, ...INDEX_TABLES].join(', ')}`);
+    }
+  }
+  const errorFile = await writeErrors(deps, job.repo, errors);
+  const file = (name: string, type: string, url: string, count: number) => ({
+    name,
+    part: [
+      { name: 'type', valueCode: type },
+      { name: 'url', valueUri: url },
+      { name: 'count', valueInteger: count },
+    ],
+  });
+  return {
+    resourceType: 'Parameters',
+    parameter: [
+      { name: 'transactionTime', valueInstant: transactionTime },
+      ...results.map((r) => file('output', r.type, r.url, r.count)),
+      ...(errorFile ? [file('error', 'OperationOutcome', `${params.fhirBase}Binary/${errorFile}`, errors.length)] : []),
+    ],
+  } as Resource;
+}
+
+/** Registers POST [base]/$import and its job. */
+export function registerBulkImport(registry: OperationRegistry, deps: BulkImportDeps): void {
+  deps.asyncJobs.define<ImportParams>(IMPORT_KIND, (params, job) => runImport(deps, params, job));
+  // The same manifest shape as $export's: transactionTime, request, output[], error[].
+  deps.asyncJobs.completedView('import', exportManifest);
+  registry.register({
+    definition: BULK_IMPORT,
+    handler: async (input) => {
+      if (!prefersAsync(input)) fail(badRequest('$import is asynchronous: send the header Prefer: respond-async'));
+      const manifest = parseManifest(input.body);
+      return deps.asyncJobs.start(input, IMPORT_KIND, { ...manifest, fhirBase: input.context.fhirBase }, 'import');
+    },
+  });
+}
