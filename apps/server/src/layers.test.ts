@@ -41,6 +41,8 @@ export const SERVER_LAYERS: Record<string, number> = {
   imaging: 3,
   // Care plans: PlanDefinition/$apply.
   careplans: 3,
+  // Quality measures: Measure/$evaluate-measure (CQL via cql-execution, or FHIRPath).
+  measures: 3,
   // The access audit trail: capture, storage, search, chain, retention.
   audit: 3,
   // Wires the queue, bots and subscriptions together.

@@ -21,7 +21,7 @@ import { FileBinaryStore } from './storage/file-binary-store.js';
 import { PostgresBinaryStore } from './storage/postgres-binary-store.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
-import { subsumedCodesSql } from './terminology/api.js';
+import { expandForSearch, subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './automation/module.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
 import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
@@ -31,6 +31,7 @@ import { projectInitOperation } from './auth/operations/project-init.js';
 import { registerImagingOperations } from './imaging/operation.js';
 import { everythingOperation } from './export/everything.js';
 import { applyOperation } from './careplans/apply.js';
+import { evaluateMeasureOperation } from './measures/evaluate.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
 import { createAgentModule, type AgentModule } from './agent/module.js';
@@ -206,6 +207,13 @@ export async function createServices(
   audit.start();
   operations.register(everythingOperation(search.service));
   operations.register(applyOperation());
+  // Value sets as the caller sees the terminology: its readable projects plus the global content.
+  operations.register(
+    evaluateMeasureOperation({
+      search: search.service,
+      expandValueSet: (url, repo) => expandForSearch(pool, { projects: repo.scope.readProjects }, url),
+    }),
+  );
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,
