@@ -7,6 +7,7 @@ import type {
   Binary,
   Bot,
   ClientApplication,
+  MeasureReport,
   OperationOutcome,
   ProjectMembership,
   ValueSet,
@@ -20,6 +21,7 @@ import type {
   CreateBinaryOptions,
   CreateBotRequest,
   CreateClientApplicationRequest,
+  EvaluateMeasureParams,
   GraphQLResponse,
   InviteRequest,
   ProjectMemberUpdate,
@@ -72,6 +74,39 @@ export class HearthClient extends FhirClient {
       }
     }
     return this.get(this.fhirSearchUrl('ValueSet/$expand', query), options);
+  }
+
+  /**
+   * Evaluates a quality measure (Measure/[id]/$evaluate-measure, or Measure/$evaluate-measure with
+   * `{ canonical: 'url|version' }`) and resolves with the MeasureReport. A GET, unless `persist`
+   * asks the server to store the report: then a POST of a Parameters resource.
+   *
+   * ```ts
+   * const report = await hearth.evaluateMeasure('cms122', { periodStart: '2019-01-01', periodEnd: '2019-12-31' });
+   * report.group?.[0].population?.map((p) => [p.code?.coding?.[0].code, p.count]);
+   * ```
+   */
+  evaluateMeasure(
+    measure: string | { canonical: string },
+    params: EvaluateMeasureParams,
+    options?: RequestOptions,
+  ): Promise<MeasureReport> {
+    const path =
+      typeof measure === 'string'
+        ? `Measure/${encodeURIComponent(measure)}/$evaluate-measure`
+        : 'Measure/$evaluate-measure';
+    const values: Record<string, string> = {};
+    if (typeof measure !== 'string') values.measure = measure.canonical;
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined && value !== null) values[key] = String(value);
+    }
+    if (!params.persist) {
+      return this.get(this.fhirSearchUrl(path, values), options);
+    }
+    const parameter = Object.entries(values).map(([name, value]) =>
+      name === 'persist' ? { name, valueBoolean: value === 'true' } : { name, valueString: value },
+    );
+    return this.post(this.fhirUrl(path), { resourceType: 'Parameters', parameter }, undefined, options);
   }
 
   /**
