@@ -16,51 +16,44 @@ export interface SubjectValues {
 
 export type SubjectSink = (subject: SubjectValues) => void;
 
+/** A patient the engine could not evaluate (its data made the logic fail): left out of every population. */
+export interface SubjectFailure {
+  patientId: string;
+  message: string;
+}
+
 /** How many patients one engine run takes before its results are read and dropped. */
 const BATCH = 50;
 export const MEASUREMENT_PERIOD = 'Measurement Period';
 
-/** cql-execution's DataProvider over the next `limit` records of the prefetcher. */
-class BatchSource {
+/** cql-execution's DataProvider over records already read. */
+class RecordsSource {
+  private index = 0;
   private current: PatientObject | undefined;
-  private started = false;
-  private taken = 0;
-  done = false;
 
   constructor(
-    private readonly records: RecordPrefetcher,
+    private readonly records: Resource[][],
     private readonly fhir: FhirPatientSource,
-    private readonly limit: number,
-  ) {}
+  ) {
+    this.current = this.load();
+  }
 
-  async currentPatient(): Promise<PatientObject | undefined> {
-    if (!this.started) {
-      this.started = true;
-      await this.advance();
-    }
+  currentPatient(): PatientObject | undefined {
     return this.current;
   }
 
-  async nextPatient(): Promise<PatientObject | undefined> {
-    await this.advance();
+  nextPatient(): PatientObject | undefined {
+    this.index++;
+    this.current = this.load();
     return this.current;
   }
 
-  private async advance(): Promise<void> {
-    this.current = undefined;
-    while (this.taken < this.limit) {
-      const next = await this.records.take();
-      if (!next) {
-        this.done = true;
-        return;
-      }
-      this.taken++;
-      if (!next.record) continue; // not readable by the caller: not part of the population
-      this.fhir.reset();
-      this.fhir.loadBundles([recordBundle(next.record)]);
-      this.current = this.fhir.currentPatient();
-      return;
-    }
+  private load(): PatientObject | undefined {
+    const record = this.records[this.index];
+    if (!record) return undefined;
+    this.fhir.reset();
+    this.fhir.loadBundles([recordBundle(record)]);
+    return this.fhir.currentPatient();
   }
 }
 
@@ -109,26 +102,60 @@ export class CqlEngine {
     this.executor = new Executor(library, options.valueSets, parameters);
   }
 
-  /** Evaluates every record the prefetcher hands out; each patient's values go to `sink`. */
-  async run(records: RecordPrefetcher, sink: SubjectSink): Promise<void> {
-    const fhir = cqlFhir.PatientSource.FHIRv401();
+  /**
+   * Evaluates every record the prefetcher hands out, in batches; each patient's values go to
+   * `sink`. When a batch fails, its patients are evaluated one by one: a patient whose data makes
+   * the logic fail goes to `failed` (or, without `failed`, the whole evaluation is a 422).
+   */
+  async run(records: RecordPrefetcher, sink: SubjectSink, failed?: (failure: SubjectFailure) => void): Promise<void> {
+    fhirSource ??= cqlFhir.PatientSource.FHIRv401();
+    const fhir = fhirSource;
     for (;;) {
-      const source = new BatchSource(records, fhir, BATCH);
-      let results;
+      const batch: Resource[][] = [];
+      let next;
+      while (batch.length < BATCH && (next = await records.take())) {
+        if (next.record) batch.push(next.record); // unreadable by the caller: not part of the population
+      }
+      if (batch.length === 0) return;
       try {
-        results = await this.executor.exec(source);
+        this.collect(await this.executor.exec(new RecordsSource(batch, fhir)), sink);
       } catch (err) {
-        fail(unprocessable(`CQL evaluation failed: ${(err as Error).message}`, 'Measure.library'));
+        if (batch.length === 1) {
+          if (!failed) this.fail(batch[0], err);
+          failed({ patientId: String(batch[0][0].id), message: (err as Error).message });
+        }
+        for (const record of batch.length > 1 ? batch : []) {
+          try {
+            this.collect(await this.executor.exec(new RecordsSource([record], fhir)), sink);
+          } catch (e) {
+            if (!failed) this.fail(record, e);
+            failed({ patientId: String(record[0].id), message: (e as Error).message });
+          }
+        }
       }
-      const byPatient = results.patientResults as Record<string, Record<string, unknown>>;
-      for (const [patientId, result] of Object.entries(byPatient)) {
-        const values = new Map<string, Evaluated>();
-        for (const [name, { boolean }] of this.options.expressions) values.set(name, evaluated(result[name], boolean));
-        sink({ patientId, values });
-      }
-      if (source.done) return;
       // Let other requests run between batches.
       await new Promise((r) => setImmediate(r));
     }
   }
+
+  private collect(results: { patientResults: unknown }, sink: SubjectSink): void {
+    const byPatient = results.patientResults as Record<string, Record<string, unknown>>;
+    for (const [patientId, result] of Object.entries(byPatient)) {
+      const values = new Map<string, Evaluated>();
+      for (const [name, { boolean }] of this.options.expressions) values.set(name, evaluated(result[name], boolean));
+      sink({ patientId, values });
+    }
+  }
+
+  private fail(record: Resource[], err: unknown): never {
+    fail(
+      unprocessable(
+        `CQL evaluation failed for Patient/${String(record[0].id)}: ${(err as Error).message}`,
+        'Measure.library',
+      ),
+    );
+  }
 }
+
+/** cql-exec-fhir's PatientSource parses its model info when made: one per process (its use is synchronous). */
+let fhirSource: FhirPatientSource | undefined;

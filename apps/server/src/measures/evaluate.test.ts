@@ -379,4 +379,34 @@ describe('Measure/$evaluate-measure with FHIRPath criteria', () => {
       /no numerator population/,
     );
   });
+
+  it('leaves out of a population report a patient whose evaluation fails, and lists it; fails an individual report', async () => {
+    const odd = await post({
+      resourceType: 'Patient',
+      gender: 'female',
+      telecom: [
+        { system: 'phone', value: '1' },
+        { system: 'phone', value: '2' },
+      ],
+    });
+    const measure = await post({
+      resourceType: 'Measure',
+      status: 'active',
+      scoring: scoring('cohort'),
+      // single() fails on a patient with two telecoms.
+      group: [{ population: [pop('initial-population', "telecom.value.single().exists() or gender = 'male'")] }],
+    });
+    const summary = await call(`Measure/${measure.id as string}/$evaluate-measure?${PERIOD}`);
+    expect(summary.status).toBe(200);
+    expect(counts(summary.body)).toEqual({ 'initial-population': 2 });
+    expect(summary.body.extension[0].valueReference).toEqual({ reference: '#evaluation-errors' });
+    const errors = (summary.body.contained as Json[]).find((r) => r.id === 'evaluation-errors');
+    expect(errors?.issue).toHaveLength(1);
+    expect(errors?.issue[0].expression).toEqual([`Patient/${odd.id as string}`]);
+    const one = await call(
+      `Measure/${measure.id as string}/$evaluate-measure?${PERIOD}&subject=Patient/${odd.id as string}`,
+    );
+    expect(one.status).toBe(422);
+    expect(one.body.issue[0].details.text).toMatch(/FHIRPath .* failed for Patient\//);
+  });
 });

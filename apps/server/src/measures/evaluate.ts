@@ -9,7 +9,7 @@ import { jsonResult } from '../operations/result.js';
 import { compartmentMemberTypes } from '../search/compartments.js';
 import type { SearchService } from '../search/service.js';
 import type { Repository } from '../storage/repository.js';
-import { CqlEngine, type SubjectValues } from './cql-engine.js';
+import { CqlEngine, type SubjectFailure, type SubjectValues } from './cql-engine.js';
 import { FhirPathEngine, fhirPathTypes } from './fhirpath-engine.js';
 import { declaredValueSets, findMeasure, loadLibraries, retrievedTypes } from './library.js';
 import { expressionsOf, measureDefinition } from './model.js';
@@ -71,7 +71,7 @@ export async function evaluateMeasure(
 ): Promise<Resource> {
   const def = measureDefinition(measure);
   const expressions = expressionsOf(def);
-  let engine: { run: CqlEngine['run'] };
+  let engine: Pick<CqlEngine, 'run'>;
   let types: string[];
   if (def.language === 'cql') {
     const libraries = await loadLibraries(repo, measure);
@@ -96,7 +96,11 @@ export async function evaluateMeasure(
   const groups = def.groups.map(newGroupTally);
   const supplemental = newSupplementalTally(def);
   const keepSubjects = params.reportType === 'subject-list';
-  await engine.run(records, ({ patientId, values }: SubjectValues) => {
+  // One patient's evaluation that fails leaves that patient out of a population report (listed in
+  // it); a single patient's report fails as a whole.
+  const failures: SubjectFailure[] = [];
+  const failed = params.reportType === 'individual' ? undefined : (f: SubjectFailure) => failures.push(f);
+  const sink = ({ patientId, values }: SubjectValues) => {
     let inPopulation = false;
     def.groups.forEach((g, i) => {
       const members = addToGroup(g, groups[i], patientId, values, keepSubjects);
@@ -104,7 +108,8 @@ export async function evaluateMeasure(
     });
     // Supplemental data describe the initial population (a single patient's report: always).
     if (inPopulation || params.reportType === 'individual') addSupplemental(def, supplemental, values);
-  });
+  };
+  await engine.run(records, sink, failed);
   const subject = params.subject ? `${params.subject.resourceType}/${params.subject.id}` : undefined;
   return measureReport({
     measure,
@@ -114,6 +119,7 @@ export async function evaluateMeasure(
     subject,
     groups,
     supplemental,
+    failures,
     now,
   });
 }

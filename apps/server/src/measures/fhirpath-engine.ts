@@ -8,7 +8,7 @@
 import fhirpath from 'fhirpath';
 import r4Model from 'fhirpath/fhir-context/r4/index.js';
 import { fail, unprocessable } from '@hearth/core';
-import type { SubjectSink } from './cql-engine.js';
+import type { SubjectFailure, SubjectSink } from './cql-engine.js';
 import type { RecordPrefetcher } from './records.js';
 import { evaluated, type Evaluated } from './values.js';
 
@@ -54,7 +54,8 @@ export class FhirPathEngine {
     }
   }
 
-  async run(records: RecordPrefetcher, sink: SubjectSink): Promise<void> {
+  /** Evaluates each record; a patient whose expression fails goes to `failed` (without it: a 422). */
+  async run(records: RecordPrefetcher, sink: SubjectSink, failed?: (failure: SubjectFailure) => void): Promise<void> {
     let done = 0;
     for (let next = await records.take(); next; next = await records.take()) {
       if (!next.record) continue;
@@ -66,11 +67,14 @@ export class FhirPathEngine {
       };
       const env = { subject: patient, patient, record };
       const values = new Map<string, Evaluated>();
+      let failure: string | undefined;
       for (const [expression, { boolean }] of this.options.expressions) {
         let result: unknown[];
         try {
           result = (this.compiled.get(expression) as Compiled)(patient, env);
         } catch (err) {
+          failure = `FHIRPath "${expression}": ${(err as Error).message}`;
+          if (failed) break;
           fail(
             unprocessable(
               `FHIRPath "${expression}" failed for Patient/${next.id}: ${(err as Error).message}`,
@@ -81,7 +85,8 @@ export class FhirPathEngine {
         const value = boolean && result.length === 1 ? result[0] : result;
         values.set(expression, evaluated(dateless(value), boolean));
       }
-      sink({ patientId: next.id, values });
+      if (failure && failed) failed({ patientId: next.id, message: failure });
+      else sink({ patientId: next.id, values });
       if (++done % 50 === 0) await new Promise((r) => setImmediate(r));
     }
   }

@@ -2,6 +2,7 @@
 // counts (and, for subject-list, a contained List of the subjects), the score, strata, and the
 // supplemental data as contained Observations (one per value, with its count in a summary).
 import type { Resource } from '@hearth/core';
+import type { SubjectFailure } from './cql-engine.js';
 import type { MeasureDef } from './model.js';
 import type { ReportType } from './parameters.js';
 import { score, type GroupTally, type SupplementalTally } from './tally.js';
@@ -10,6 +11,8 @@ type Json = Record<string, unknown>;
 
 const POPULATION_SYSTEM = 'http://terminology.hl7.org/CodeSystem/measure-population';
 const MEASURE_INFO = 'http://hl7.org/fhir/StructureDefinition/cqf-measureInfo';
+/** Points at the contained OperationOutcome listing the patients left out because their evaluation failed. */
+export const EVALUATION_ERRORS = 'https://hearth.dev/fhir/StructureDefinition/measurereport-evaluation-errors';
 
 export interface ReportInput {
   measure: Json;
@@ -19,6 +22,7 @@ export interface ReportInput {
   subject?: string;
   groups: GroupTally[];
   supplemental: SupplementalTally;
+  failures?: SubjectFailure[];
   now: Date;
 }
 
@@ -121,6 +125,19 @@ export function measureReport(input: ReportInput): Resource {
     period: { start: input.period.start, end: input.period.end },
     group,
   };
+  if (input.failures?.length) {
+    contained.push({
+      resourceType: 'OperationOutcome',
+      id: 'evaluation-errors',
+      issue: input.failures.map((f) => ({
+        severity: 'error',
+        code: 'processing',
+        details: { text: `Patient/${f.patientId} left out: ${f.message}` },
+        expression: [`Patient/${f.patientId}`],
+      })),
+    });
+    report.extension = [{ url: EVALUATION_ERRORS, valueReference: { reference: '#evaluation-errors' } }];
+  }
   if (input.subject) report.subject = { reference: input.subject };
   if (measure.improvementNotation) report.improvementNotation = measure.improvementNotation;
   if (contained.length) report.contained = contained;
