@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: `npm run bench [-- --base-url URL] [--seconds N] [--runs N] [--concurrency N]
- * [--only core|search|automation|terminology|processes|all|unanalyzed|audit|harness|wal|app|agent-mllp|validation|import] [--filter name,name] [--scale N]`. Starts a server (embedded
+ * [--only core|search|automation|terminology|processes|all|unanalyzed|audit|harness|wal|app|agent-mllp|validation|import|measures] [--filter name,name] [--scale N] [--copies N]`. Starts a server (embedded
  * PostgreSQL, or DATABASE_URL) unless --base-url is given, measures each workload at the given concurrency, and prints
  * medians of the runs with each figure's ratio to a raw-SQL baseline measured in the same run, and the server's and
  * the database's CPU time per operation. Environment: HEARTH_BENCH_SERVER (server bundle), HEARTH_BENCH_DATA_DIR,
@@ -26,6 +26,7 @@ import { measureWal } from './wal.js';
 import { runAppBench } from './app.js';
 import { runAgentMllpBench } from './agent.js';
 import { runValidationBench } from './validation.js';
+import { runMeasuresBench } from './measures.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,6 +36,8 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     only: { type: 'string', default: 'all' },
     scale: { type: 'string', default: '1' },
+    // --only measures: how many times the 100 Synthea patients are loaded (10: 1,000 patients).
+    copies: { type: 'string', default: '10' },
     // Comma-separated parts of workload names: only those are measured (e.g. --filter create,update).
     filter: { type: 'string', default: '' },
     email: { type: 'string', default: 'bench-admin@example.com' },
@@ -181,6 +184,10 @@ async function main(): Promise<void> {
   }
   if (args.only === 'validation') {
     return runValidationBench({ runs }, log);
+  }
+  if (args.only === 'measures') {
+    const admin = { email: args.email as string, password: args.password as string };
+    return runMeasuresBench(admin, { runs, copies: Number(args.copies) }, log);
   }
   if (args.only === 'app') {
     const admin = { email: args.email as string, password: args.password as string };

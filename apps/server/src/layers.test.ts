@@ -47,6 +47,8 @@ export const SERVER_LAYERS: Record<string, number> = {
   messaging: 3,
   // Scheduling: Schedule availability, Slots, Appointment $find/$book/$cancel/$reschedule.
   scheduling: 3,
+  // Quality measures: Measure/$evaluate-measure (CQL via cql-execution, or FHIRPath).
+  measures: 3,
   // The access audit trail: capture, storage, search, chain, retention.
   audit: 3,
   // The FHIRcast hub: topics, events, current context; its websocket subscribers over the message bus.

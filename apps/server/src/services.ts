@@ -22,7 +22,7 @@ import { PostgresBinaryStore } from './storage/postgres-binary-store.js';
 import { BinaryUrlSigner } from './storage/binary-urls.js';
 import { join } from 'node:path';
 import { createTerminologyModule, type TerminologyModule } from './terminology/module.js';
-import { subsumedCodesSql } from './terminology/api.js';
+import { expandForSearch, subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './automation/module.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
 import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
@@ -38,6 +38,7 @@ import { registerBillingOperations } from './billing/operations.js';
 import { createMessagingModule } from './messaging/module.js';
 import { appBaseUrl } from './auth/deps.js';
 import { registerSchedulingOperations } from './scheduling/module.js';
+import { evaluateMeasureOperation } from './measures/evaluate.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { registerBulkImport } from './bulk-import/bulk-import.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
@@ -263,6 +264,13 @@ export async function createServices(
   });
   materializer.register(operations);
   materializer.start();
+  // Value sets as the caller sees the terminology: its readable projects plus the global content.
+  operations.register(
+    evaluateMeasureOperation({
+      search: search.service,
+      expandValueSet: (url, repo) => expandForSearch(pool, { projects: repo.scope.readProjects }, url),
+    }),
+  );
   registerBulkExport(operations, {
     asyncJobs: automation.asyncJobs,
     search: search.service,

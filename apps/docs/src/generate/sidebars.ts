@@ -64,6 +64,7 @@ export const GUIDE_SIDEBAR: Item[] = [
   'react',
   'integration',
   'analytics',
+  'measures',
   'rate-limits',
   'compliance',
   heading('Running Hearth'),

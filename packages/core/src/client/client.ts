@@ -25,13 +25,11 @@ import {
   type FhircastEventName,
 } from './fhircast.js';
 import {
-  evaluateMeasureParameters,
   readTranslateOutput,
   translateParameters,
   type BulkImportManifest,
   type ConceptMapTranslateOutput,
   type ConceptMapTranslateParams,
-  type EvaluateMeasureParams,
 } from './operations.js';
 import { parseJwtPayload } from './pkce.js';
 import { isJsonContentType } from './http.js';
@@ -42,6 +40,7 @@ import type {
   CreateBotRequest,
   CreateClientApplicationRequest,
   FindSlotsParams,
+  EvaluateMeasureParams,
   GraphQLResponse,
   InviteRequest,
   ProjectMemberUpdate,
@@ -108,19 +107,6 @@ export class HearthClient extends FhirClient {
     return readTranslateOutput(output);
   }
 
-  /** Evaluates a Measure over a period (Measure/{id}/$evaluate-measure) and resolves with its MeasureReport. */
-  evaluateMeasure(measureId: string, params: EvaluateMeasureParams, options?: RequestOptions): Promise<MeasureReport> {
-    if (!measureId) {
-      return Promise.reject(new OperationOutcomeError(badRequest('The measure id is required', 'measureId')));
-    }
-    return this.post(
-      this.fhirUrl('Measure', measureId, '$evaluate-measure'),
-      evaluateMeasureParameters(params),
-      'application/fhir+json',
-      options,
-    );
-  }
-
   /**
    * Starts a Bulk Data import (POST [base]/$import with the manifest, `Prefer: respond-async`) and
    * resolves with the status URL the server answers in Content-Location (poll it with get, cancel
@@ -146,6 +132,39 @@ export class HearthClient extends FhirClient {
       );
     }
     return new URL(location, this.getBaseUrl()).toString();
+  }
+
+  /**
+   * Evaluates a quality measure (Measure/[id]/$evaluate-measure, or Measure/$evaluate-measure with
+   * `{ canonical: 'url|version' }`) and resolves with the MeasureReport. A GET, unless `persist`
+   * asks the server to store the report: then a POST of a Parameters resource.
+   *
+   * ```ts
+   * const report = await hearth.evaluateMeasure('cms122', { periodStart: '2019-01-01', periodEnd: '2019-12-31' });
+   * report.group?.[0].population?.map((p) => [p.code?.coding?.[0].code, p.count]);
+   * ```
+   */
+  evaluateMeasure(
+    measure: string | { canonical: string },
+    params: EvaluateMeasureParams,
+    options?: RequestOptions,
+  ): Promise<MeasureReport> {
+    const path =
+      typeof measure === 'string'
+        ? `Measure/${encodeURIComponent(measure)}/$evaluate-measure`
+        : 'Measure/$evaluate-measure';
+    const values: Record<string, string> = {};
+    if (typeof measure !== 'string') values.measure = measure.canonical;
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined && value !== null) values[key] = String(value);
+    }
+    if (!params.persist) {
+      return this.get(this.fhirSearchUrl(path, values), options);
+    }
+    const parameter = Object.entries(values).map(([name, value]) =>
+      name === 'persist' ? { name, valueBoolean: value === 'true' } : { name, valueString: value },
+    );
+    return this.post(this.fhirUrl(path), { resourceType: 'Parameters', parameter }, undefined, options);
   }
 
   /**

@@ -308,6 +308,41 @@ describe('operations, binaries and administration', () => {
     expect(await client.executeBot({ system: 'sys', value: 'v' }, 'text in', 'text/plain')).toBe('hi sys|v: text in');
   });
 
+  it('evaluates a measure: GET with the parameters, or POST Parameters when the report is to be stored', async () => {
+    const { mock, client } = setup(0);
+    mock.on('GET', `${FHIR}/Measure/cms122/$evaluate-measure`, (req) =>
+      json({ resourceType: 'MeasureReport', status: 'complete', type: 'summary', measure: req.url.search }),
+    );
+    mock.on('GET', `${FHIR}/Measure/$evaluate-measure`, (req) =>
+      json({ resourceType: 'MeasureReport', status: 'complete', type: 'individual', measure: req.url.search }),
+    );
+    mock.on('POST', `${FHIR}/Measure/cms122/$evaluate-measure`, (req) =>
+      json({ resourceType: 'MeasureReport', id: 'r1', status: 'complete', type: 'summary', measure: req.body }, 201),
+    );
+    const summary = await client.evaluateMeasure('cms122', { periodStart: '2019-01-01', periodEnd: '2019-12-31' });
+    expect(summary.measure).toBe('?periodStart=2019-01-01&periodEnd=2019-12-31');
+    const one = await client.evaluateMeasure(
+      { canonical: 'http://example.org/Measure/m|1' },
+      { periodStart: '2019', periodEnd: '2019', subject: 'Patient/p1', reportType: 'individual' },
+    );
+    expect(new URLSearchParams(one.measure).get('measure')).toBe('http://example.org/Measure/m|1');
+    expect(new URLSearchParams(one.measure).get('subject')).toBe('Patient/p1');
+    const stored = await client.evaluateMeasure('cms122', {
+      periodStart: '2019-01-01',
+      periodEnd: '2019-12-31',
+      persist: true,
+    });
+    expect(stored.id).toBe('r1');
+    expect(JSON.parse(stored.measure)).toEqual({
+      resourceType: 'Parameters',
+      parameter: [
+        { name: 'periodStart', valueString: '2019-01-01' },
+        { name: 'periodEnd', valueString: '2019-12-31' },
+        { name: 'persist', valueBoolean: true },
+      ],
+    });
+  });
+
   it('uploads a Binary with its content type and security context, reporting progress', async () => {
     const { mock, client } = setup(0);
     mock.on('POST', `${FHIR}/Binary`, (req) =>

@@ -15,7 +15,6 @@ export {
   type FhircastEventName,
 } from './fhircast.js';
 export {
-  evaluateMeasureParameters,
   readTranslateOutput,
   translateParameters,
   type BulkImportInput,
@@ -23,7 +22,6 @@ export {
   type ConceptMapTranslateMatch,
   type ConceptMapTranslateOutput,
   type ConceptMapTranslateParams,
-  type EvaluateMeasureParams,
 } from './operations.js';
 export { DEFAULT_ACCEPT, FHIR_JSON, JSON_PATCH, toSearchParams, type QueryTypes } from './http.js';
 export { computeCodeChallenge, generateCodeVerifier, parseJwtPayload } from './pkce.js';

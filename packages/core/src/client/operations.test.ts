@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HearthClient } from './client.js';
 import { MemoryStorage } from './storage.js';
 import { json, MockFetch, outcome } from './mock-fetch.test-util.js';
-import { evaluateMeasureParameters, readTranslateOutput, translateParameters } from './operations.js';
+import { readTranslateOutput, translateParameters } from './operations.js';
 
 const BASE = 'http://hearth.test/';
 
@@ -79,48 +79,9 @@ describe('operation parameters', () => {
       match: [],
     });
   });
-
-  it('gives $evaluate-measure dates as date or dateTime by their precision', () => {
-    expect(
-      evaluateMeasureParameters({
-        periodStart: '2026-01-01',
-        periodEnd: '2026-12-31T23:59:59Z',
-        subject: 'Group/g1',
-        reportType: 'summary',
-      }).parameter,
-    ).toEqual([
-      { name: 'periodStart', valueDate: '2026-01-01' },
-      { name: 'periodEnd', valueDateTime: '2026-12-31T23:59:59Z' },
-      { name: 'subject', valueString: 'Group/g1' },
-      { name: 'reportType', valueCode: 'summary' },
-    ]);
-  });
 });
 
 describe('HearthClient operation helpers', () => {
-  it('evaluates a measure with POST Measure/{id}/$evaluate-measure and resolves with the MeasureReport', async () => {
-    const { mock, client } = setup();
-    mock.on('POST', '/fhir/R4/Measure/cms122/$evaluate-measure', () =>
-      json({ resourceType: 'MeasureReport', status: 'complete', type: 'summary', measure: 'https://x/Measure/cms122' }),
-    );
-    const report = await client.evaluateMeasure('cms122', {
-      periodStart: '2026-01-01',
-      periodEnd: '2026-12-31',
-      reportType: 'summary',
-    });
-    expect(report.resourceType).toBe('MeasureReport');
-    expect(report.type).toBe('summary');
-    const sent = JSON.parse(mock.to('POST', '/fhir/R4/Measure/cms122/$evaluate-measure')[0].body) as {
-      resourceType: string;
-      parameter: { name: string }[];
-    };
-    expect(sent.resourceType).toBe('Parameters');
-    expect(sent.parameter.map((p) => p.name)).toEqual(['periodStart', 'periodEnd', 'reportType']);
-    await expect(client.evaluateMeasure('', { periodStart: '2026', periodEnd: '2026' })).rejects.toMatchObject({
-      outcome: { issue: [{ expression: ['measureId'] }] },
-    });
-  });
-
   it('starts an import asynchronously and resolves with the Content-Location status URL', async () => {
     const { mock, client } = setup();
     mock.on('POST', '/fhir/R4/$import', (req) =>

@@ -43,18 +43,6 @@ export interface ConceptMapTranslateOutput {
   match: ConceptMapTranslateMatch[];
 }
 
-/** Measure/$evaluate-measure input (hl7.org/fhir/R4/measure-operation-evaluate-measure.html). */
-export interface EvaluateMeasureParams {
-  /** Start of the measurement period (date or dateTime). */
-  readonly periodStart: string;
-  readonly periodEnd: string;
-  /** `Patient/123` or `Group/abc`; omitted: every patient the caller may read. */
-  readonly subject?: string;
-  readonly reportType?: 'individual' | 'subject-list' | 'summary' | 'population';
-  readonly practitioner?: string;
-  readonly lastReceivedOn?: string;
-}
-
 /** One input of a Bulk Data import manifest: NDJSON of one type at a URL (or a Binary of this server). */
 export interface BulkImportInput {
   readonly type: string;
@@ -133,19 +121,4 @@ export function readTranslateOutput(output: Parameters): ConceptMapTranslateOutp
       return m;
     });
   return { result, ...(message !== undefined ? { message } : {}), match };
-}
-
-/** The Parameters resource of an $evaluate-measure request. */
-export function evaluateMeasureParameters(params: EvaluateMeasureParams): Parameters {
-  const when = (name: string, value: string): ParametersParameter =>
-    /^\d{4}(-\d{2}(-\d{2})?)?$/.test(value) ? { name, valueDate: value } : { name, valueDateTime: value };
-  const parameter: ParametersParameter[] = [
-    when('periodStart', params.periodStart),
-    when('periodEnd', params.periodEnd),
-  ];
-  if (params.subject) parameter.push({ name: 'subject', valueString: params.subject });
-  if (params.reportType) parameter.push({ name: 'reportType', valueCode: params.reportType });
-  if (params.practitioner) parameter.push({ name: 'practitioner', valueString: params.practitioner });
-  if (params.lastReceivedOn) parameter.push({ name: 'lastReceivedOn', valueDateTime: params.lastReceivedOn });
-  return { resourceType: 'Parameters', parameter };
 }

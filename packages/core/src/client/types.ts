@@ -226,6 +226,26 @@ export interface FindSlotsParams {
   readonly _count?: number;
 }
 
+/**
+ * Inputs of Measure/$evaluate-measure (hl7.org/fhir/R4/measure-operation-evaluate-measure.html).
+ * Without `subject`, every patient the caller may read is evaluated.
+ */
+export interface EvaluateMeasureParams {
+  /** Start of the measurement period: a date (its whole day) or a dateTime, e.g. '2019-01-01'. */
+  readonly periodStart: string;
+  /** End of the measurement period, inclusive: '2019-12-31' ends at 23:59:59.999 that day. */
+  readonly periodEnd: string;
+  /** 'Patient/{id}' or 'Group/{id}'. */
+  readonly subject?: string;
+  /**
+   * individual (R4: subject) for one patient, subject-list (with the patients of each population),
+   * summary (R4: population). Default: individual with a Patient subject, summary otherwise.
+   */
+  readonly reportType?: 'individual' | 'subject-list' | 'summary' | 'subject' | 'population';
+  /** Store the MeasureReport (sent as POST); it resolves with its id. */
+  readonly persist?: boolean;
+}
+
 /** The spec's bot event: what a bot's handler receives. */
 export interface BotEvent<T = unknown> {
   readonly bot: Reference<Bot>;

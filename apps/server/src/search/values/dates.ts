@@ -11,9 +11,14 @@ export interface DateRange {
 
 const DATE_RE = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/;
 
+/**
+ * Epoch ms of a UTC date-time. The year is set together with month and day, so that an overflowing
+ * day or month (31 December + 1) carries into the right year (Date.UTC alone maps years 0-99 to 19xx).
+ */
 function utc(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number {
-  const date = new Date(Date.UTC(2000, mo, d, h, mi, s, ms));
-  date.setUTCFullYear(y);
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo, d);
+  date.setUTCHours(h, mi, s, ms);
   return date.getTime();
 }
 
