@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HearthClient } from './client.js';
 import { MemoryStorage } from './storage.js';
-import { json, MockFetch, outcome } from './mock-fetch.test-util.js';
+import { MockFetch, outcome } from './mock-fetch.test-util.js';
 import { readTranslateOutput, translateParameters } from './operations.js';
 
 const BASE = 'http://hearth.test/';
