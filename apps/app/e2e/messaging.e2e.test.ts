@@ -156,7 +156,8 @@ describe.runIf(chromiumForSuite())('messaging in Chromium', () => {
       )) as Communication[]
     )[0];
     expect(reply.sender?.reference).toBe(`Patient/${patient.profile.id}`);
-    expect(reply.payload?.[1]?.contentAttachment?.url).toMatch(/^Binary\//);
+    // The attachment is stored as Binary/{id} and read back as a signed download URL.
+    expect(reply.payload?.[1]?.contentAttachment?.url).toMatch(/\/storage\/[0-9a-f-]+\?exp=\d+&sig=/);
   }, 180_000);
 
   it('fits a phone, a tablet and a desktop', async () => {

@@ -48,8 +48,11 @@ describe('Bot $deploy and $execute', () => {
       executableCode?: { url: string; contentType: string };
     };
     expect(stored.executableCode?.contentType).toBe('application/javascript');
-    expect(stored.executableCode?.url).toMatch(/^Binary\//);
-    const binary = await fetch(new URL(`fhir/R4/${stored.executableCode?.url}`, t.baseUrl), { headers: t.authHeaders });
+    // Stored as Binary/{id}; answered as a signed, expiring download URL that needs no Authorization header.
+    const url = stored.executableCode?.url ?? '';
+    expect(url).toMatch(/\/storage\/[0-9a-f-]+\?exp=\d+&sig=/);
+    const binary = await fetch(url);
+    expect(binary.status).toBe(200);
     const js = await binary.text();
     expect(js).toMatch(/export\s*\{\s*handler\s*\}/);
     expect(js).not.toContain('interface Event');
