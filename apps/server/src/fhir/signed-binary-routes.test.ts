@@ -117,6 +117,17 @@ describe('signed Binary URLs', () => {
     expect(photoUrl(stored.resource)).toBe(`Binary/${binaryId}`);
   });
 
+  it("leaves a history entry's request.url (Binary/{id}) alone: it names the interaction, not content", async () => {
+    const binaryId = await uploadPng();
+    expect((await api(`fhir/R4/Binary/${binaryId}`, { method: 'DELETE' })).status).toBe(204);
+    const history = await api(`fhir/R4/Binary/${binaryId}/_history`);
+    const requests = (history.body.entry as { request: { method: string; url: string } }[]).map((e) => e.request);
+    expect(requests).toEqual([
+      { method: 'DELETE', url: `Binary/${binaryId}` },
+      { method: 'POST', url: 'Binary' },
+    ]);
+  });
+
   it('signs nothing for a caller of another project', async () => {
     const binaryId = await uploadPng();
     const patient = await api('fhir/R4/Patient', {

@@ -12,6 +12,17 @@ function escapeRegExp(text: string): string {
 }
 
 /**
+ * Whether the `"url"` at `offset` is a Bundle entry's `request.url` (`{"method":"DELETE","url":"Binary/…"}`
+ * in a history or a batch), which names the interaction, not content to download. Its object holds
+ * no nested object before the url, so the text since the last `{` shows the `method` beside it; an
+ * Attachment has no `method`.
+ */
+function isBundleRequestUrl(json: string, offset: number): boolean {
+  const objectStart = json.lastIndexOf('{', offset);
+  return objectStart >= 0 && json.slice(objectStart, offset).includes('"method"');
+}
+
+/**
  * Signed, expiring download URLs of Binary content (`{base}storage/{id}?exp=…&sig=…`), so that a
  * browser can show an attachment (an `<img src>`) without an Authorization header. An
  * `Attachment.url` naming a Binary of this server (`Binary/{id}` or `{fhirBase}Binary/{id}`) is
@@ -74,7 +85,9 @@ export class BinaryUrlSigner {
   async signResponse(json: string): Promise<string> {
     const ids = new Set<string>();
     for (const m of json.matchAll(this.inResponse)) {
-      ids.add(m[3]);
+      if (!isBundleRequestUrl(json, m.index)) {
+        ids.add(m[3]);
+      }
     }
     if (ids.size === 0) {
       return json;
@@ -83,8 +96,8 @@ export class BinaryUrlSigner {
     for (const id of ids) {
       signed.set(id, await this.sign(id));
     }
-    return json.replace(this.inResponse, (_all, s1: string, s2: string, id: string) => {
-      return `"url"${s1}:${s2}${JSON.stringify(signed.get(id))}`;
+    return json.replace(this.inResponse, (all: string, s1: string, s2: string, id: string, offset: number) => {
+      return isBundleRequestUrl(json, offset) ? all : `"url"${s1}:${s2}${JSON.stringify(signed.get(id))}`;
     });
   }
 

@@ -51,7 +51,8 @@ export function CoverageSummary({ patientId, day }: CoverageSummaryProps): React
           {coverageText(primary, payer)}
         </Text>
       ) : (
-        <Text size="sm" c="orange.9">
+        // Mantine's orange on white falls short of WCAG AA contrast for small text: bold, not coloured.
+        <Text size="sm" fw={700}>
           No active coverage
         </Text>
       )}
