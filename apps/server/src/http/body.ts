@@ -1,5 +1,6 @@
 import sjson from 'secure-json-parse';
 import { badRequest, OperationOutcomeError } from '@hearth/core';
+import { parseKeepingDecimals } from '../storage/decimal-json.js';
 import { assertStorableForm, assertStorableJson } from './storable-input.js';
 
 /**
@@ -14,7 +15,8 @@ export function parseJsonBody(text: string, maxDepth: number): unknown {
   checkDepth(text, maxDepth);
   let value: unknown;
   try {
-    value = parseJson(text);
+    // Decimals keep their written form (1.0, 1.50) through to the stored text: storage/decimal-json.ts.
+    value = parseKeepingDecimals(text, parseJson);
   } catch (err) {
     if (text.includes('\0')) {
       locateRawNul(text);

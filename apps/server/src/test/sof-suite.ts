@@ -3,7 +3,7 @@
 // expected error). Parsed keeping decimal precision, as the spec's boundary tests need.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseKeepingDecimals } from '../analytics/decimal-json.js';
+import { parseKeepingDecimals } from '../storage/decimal-json.js';
 
 export const SOF_SUITE_DIR = resolve(import.meta.dirname, '../../../../../shared/data/sql-on-fhir-v2-tests');
 
