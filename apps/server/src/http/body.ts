@@ -1,6 +1,6 @@
 import sjson from 'secure-json-parse';
 import { badRequest, OperationOutcomeError } from '@hearth/core';
-import { parseKeepingDecimals } from '../storage/decimal-json.js';
+import { keepDecimals, scanJson } from '../storage/decimal-json.js';
 import { assertStorableForm, assertStorableJson } from './storable-input.js';
 
 /**
@@ -12,17 +12,22 @@ export function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text.trim() === '') {
     throw new OperationOutcomeError(badRequest('Request body is empty'));
   }
-  checkDepth(text, maxDepth);
+  // One scan checks the depth and finds the numbers whose written form JSON.parse loses (1.0, 1.50):
+  // they are kept through to the stored text (storage/decimal-json.ts).
+  const scan = scanJson(text, maxDepth);
+  if (scan.tooDeep) {
+    throw new OperationOutcomeError(badRequest(`JSON is nested deeper than ${maxDepth} levels`));
+  }
   let value: unknown;
   try {
-    // Decimals keep their written form (1.0, 1.50) through to the stored text: storage/decimal-json.ts.
-    value = parseKeepingDecimals(text, parseJson);
+    value = parseJson(text);
   } catch (err) {
     if (text.includes('\0')) {
       locateRawNul(text);
     }
     throw new OperationOutcomeError(badRequest(`Malformed JSON: ${(err as Error).message}`), err);
   }
+  keepDecimals(value, scan.loose);
   assertStorableJson(text, value);
   return value;
 }
@@ -43,30 +48,6 @@ function locateRawNul(text: string): void {
     return;
   }
   assertStorableJson('\\u0000', escaped);
-}
-
-/** Scans the text once (outside strings) for bracket depth, before parsing. */
-function checkDepth(text: string, maxDepth: number): void {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) {
-        i++;
-      } else if (c === 34 /* " */) {
-        inString = false;
-      }
-    } else if (c === 34) {
-      inString = true;
-    } else if (c === 123 || c === 91 /* { [ */) {
-      if (++depth > maxDepth) {
-        throw new OperationOutcomeError(badRequest(`JSON is nested deeper than ${maxDepth} levels`));
-      }
-    } else if (c === 125 || c === 93) {
-      depth--;
-    }
-  }
 }
 
 /** Where a parsed form body keeps every name/value pair, repeated names included. */

@@ -7,9 +7,10 @@
  * A number whose text differs from JavaScript's shortest form (1.0, 1.50, 1e3, 12345678901234567890)
  * has that text kept on the object or array holding it, under an enumerable symbol: spreads
  * (`{ ...resource, id }`) carry it, JSON.stringify and Object.keys ignore it. Every object and array
- * above such a number is marked too, so a writer knows from the root alone whether the value needs
+ * above such a number is marked too, so a writer knows from the top whether the value needs
  * anything but JSON.stringify. A kept text counts only while its holder still holds the number the
- * text stands for. Text without such numbers (nearly all of it) is parsed and written natively.
+ * text stands for. JSON.parse builds the value and one scan of the text finds the loose numbers;
+ * a value without any is written by JSON.stringify alone.
  */
 
 const KEPT = Symbol('hearth.decimalTexts');
@@ -57,26 +58,100 @@ function numberEnd(text: string, at: number): number {
   }
 }
 
+/** A loose number of JSON text: where it sits (keys and indexes from the top) and how it was written. */
+export interface LooseNumber {
+  path: (string | number)[];
+  text: string;
+}
+
+export interface JsonScan {
+  /** The text nests objects and arrays deeper than the depth asked for (the scan stopped there). */
+  tooDeep: boolean;
+  loose: LooseNumber[];
+}
+
 /**
- * Whether JSON text holds a number that JSON.parse + JSON.stringify would not give back as written.
- * Jumps over strings (where most of a resource's text is) with indexOf.
+ * One pass over JSON text: its loose numbers, with where each sits, and whether it nests deeper
+ * than `maxDepth`. The open objects' current keys and the open arrays' indexes are followed as
+ * positions (a key is read only when a loose number sits under it), and strings, where most of a
+ * resource's text is, are jumped over with indexOf. Malformed text gives a scan of no use, but
+ * the parse that follows refuses it.
  */
-export function hasLooseNumbers(text: string): boolean {
+export function scanJson(text: string, maxDepth = Infinity): JsonScan {
+  // Per open container: -1 for an array (its index in `index`), else where the object's current key starts.
+  const keyStart: number[] = [];
+  const keyEnd: number[] = [];
+  const index: number[] = [];
+  const loose: LooseNumber[] = [];
+  let depth = 0;
+  let inValue = false; // in an object: past the current key's colon
   const length = text.length;
   let at = 0;
   while (at < length) {
     const c = text.charCodeAt(at);
     if (c === 34 /* " */) {
-      at = stringEnd(text, at);
-    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
-      const end = numberEnd(text, at);
-      if (isLoose(text.slice(at, end))) return true;
+      const end = stringEnd(text, at);
+      if (depth > 0 && keyStart[depth - 1] !== -1 && !inValue) {
+        keyStart[depth - 1] = at;
+        keyEnd[depth - 1] = end;
+      }
       at = end;
-    } else {
-      at++;
+      continue;
     }
+    if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      const end = numberEnd(text, at);
+      const token = text.slice(at, end);
+      if (depth > 0 && isLoose(token)) {
+        const path: (string | number)[] = [];
+        for (let level = 0; level < depth; level++) {
+          if (keyStart[level] === -1) {
+            path.push(index[level]);
+          } else {
+            const key = text.slice(keyStart[level], keyEnd[level]);
+            path.push(key.includes('\\') ? (JSON.parse(key) as string) : key.slice(1, -1));
+          }
+        }
+        loose.push({ path, text: token });
+      }
+      at = end;
+      continue;
+    }
+    if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (depth >= maxDepth) return { tooDeep: true, loose };
+      keyStart[depth] = c === 123 ? 0 : -1;
+      index[depth] = 0;
+      depth++;
+      inValue = false;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      if (depth > 0) depth--;
+      inValue = depth > 0 && keyStart[depth - 1] !== -1;
+    } else if (c === 44 /* , */) {
+      if (depth > 0 && keyStart[depth - 1] === -1) index[depth - 1]++;
+      else inValue = false;
+    } else if (c === 58 /* : */) {
+      inValue = true;
+    }
+    at++;
   }
-  return false;
+  return { tooDeep: false, loose };
+}
+
+/** Gives each loose number's text to the object or array holding it in `value` (parsed from the scanned text), marking the containers above. */
+export function keepDecimals(value: unknown, loose: LooseNumber[]): void {
+  for (const { path, text } of loose) {
+    const containers: object[] = [];
+    let holder: unknown = value;
+    for (let level = 0; level < path.length - 1; level++) {
+      if (typeof holder !== 'object' || holder === null || !Object.hasOwn(holder, path[level])) break;
+      containers.push(holder);
+      holder = (holder as Holder)[path[level]];
+    }
+    const key = path[path.length - 1];
+    if (containers.length !== path.length - 1 || typeof holder !== 'object' || holder === null) continue;
+    if (!Object.hasOwn(holder, key) || (holder as Holder)[key] !== Number(text)) continue;
+    for (const container of containers) mark(container);
+    mark(holder).set(key, text);
+  }
 }
 
 /** The text a number was written with, when it was parsed by {@link parseKeepingDecimals} and differs from its shortest form. */
@@ -91,124 +166,33 @@ export function hasDecimalTexts(value: unknown): boolean {
   return typeof value === 'object' && value !== null && textsOf(value) !== undefined;
 }
 
-class Parser {
-  private at = 0;
-  constructor(private readonly text: string) {}
-
-  parse(): unknown {
-    const value = this.value();
-    this.space();
-    if (this.at < this.text.length) this.error('unexpected text after the value');
-    return value;
-  }
-
-  private error(message: string): never {
-    throw new SyntaxError(`JSON at position ${this.at}: ${message}`);
-  }
-
-  private space(): void {
-    while (this.at < this.text.length && ' \t\n\r'.includes(this.text[this.at])) this.at++;
-  }
-
-  /** Parses a value into holder[key]; a container that holds kept texts marks its holder. */
-  private value(holder?: object, key?: string | number): unknown {
-    this.space();
-    const c = this.text[this.at];
-    let value: unknown;
-    if (c === '{') value = this.object();
-    else if (c === '[') value = this.array();
-    else if (c === '"') return this.string();
-    else if (c === '-' || (c >= '0' && c <= '9')) return this.number(holder, key);
-    else return this.word();
-    if (holder && textsOf(value as object)) mark(holder);
-    return value;
-  }
-
-  private word(): unknown {
-    for (const [word, value] of [
-      ['true', true],
-      ['false', false],
-      ['null', null],
-    ] as const) {
-      if (this.text.startsWith(word, this.at)) {
-        this.at += word.length;
-        return value;
-      }
-    }
-    return this.error('unexpected character');
-  }
-
-  private object(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    this.at++;
-    this.space();
-    if (this.text[this.at] === '}') {
-      this.at++;
-      return out;
-    }
-    for (;;) {
-      this.space();
-      if (this.text[this.at] !== '"') this.error('expected a property name');
-      const key = this.string();
-      this.space();
-      if (this.text[this.at++] !== ':') this.error('expected :');
-      const value = this.value(out, key);
-      // A property named __proto__ is data here, as with JSON.parse, not the object's prototype.
-      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true });
-      else out[key] = value;
-      this.space();
-      const next = this.text[this.at++];
-      if (next === '}') return out;
-      if (next !== ',') this.error('expected , or }');
-    }
-  }
-
-  private array(): unknown[] {
-    const out: unknown[] = [];
-    this.at++;
-    this.space();
-    if (this.text[this.at] === ']') {
-      this.at++;
-      return out;
-    }
-    for (;;) {
-      out.push(this.value(out, out.length));
-      this.space();
-      const next = this.text[this.at++];
-      if (next === ']') return out;
-      if (next !== ',') this.error('expected , or ]');
-    }
-  }
-
-  private string(): string {
-    const start = this.at;
-    this.at = stringEnd(this.text, start);
-    return JSON.parse(this.text.slice(start, this.at)) as string;
-  }
-
-  private number(holder?: object, key?: string | number): number {
-    const match = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.at, this.at + 400));
-    if (!match) this.error('malformed number');
-    const text = match[0];
-    this.at += text.length;
-    if (holder && key !== undefined && isLoose(text)) mark(holder).set(key, text);
-    return Number(text);
-  }
-}
-
 /**
  * JSON.parse, keeping the text of every number written otherwise than its shortest form (see
- * {@link decimalText}). Text without such numbers goes to `parse` (JSON.parse by default) as is:
- * one scan is all it costs. The kept-text parse assumes `parse` has accepted the text when given
- * one that checks more (prototype keys): it is called first.
+ * {@link decimalText}). `parse` (JSON.parse by default, or one that checks more) builds the value;
+ * one scan of the text ({@link scanJson}) finds the loose numbers, if any, for {@link keepDecimals}.
  */
 export function parseKeepingDecimals(text: string, parse: (text: string) => unknown = JSON.parse): unknown {
   const value = parse(text);
-  return hasLooseNumbers(text) ? new Parser(text).parse() : value;
+  keepDecimals(value, scanJson(text).loose);
+  return value;
 }
 
-function write(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null || !textsOf(value) || 'toJSON' in value) {
+/** Whether an object or array is marked, or (a resource rebuilt around kept elements) one of its members is. */
+function holdsDecimalTexts(value: object): boolean {
+  if (textsOf(value)) return true;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    if (typeof item === 'object' && item !== null && textsOf(item)) return true;
+  }
+  return false;
+}
+
+function write(value: unknown, top = false): string | undefined {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    !(top ? holdsDecimalTexts(value) : textsOf(value)) ||
+    'toJSON' in value
+  ) {
     return JSON.stringify(value);
   }
   if (Array.isArray(value)) {
@@ -230,8 +214,10 @@ function write(value: unknown): string | undefined {
 
 /**
  * JSON.stringify that writes kept numbers as they were written. A value without kept texts is
- * JSON.stringify's alone; in one with them, only the marked objects and arrays are walked here.
+ * JSON.stringify's alone (after a look at its own members: a resource rebuilt around parsed
+ * elements, as a write does with meta, is not marked itself); in one with them, only the marked
+ * objects and arrays are walked here.
  */
 export function stringifyKeepingDecimals(value: unknown): string {
-  return hasDecimalTexts(value) ? (write(value) as string) : JSON.stringify(value);
+  return write(value, true) as string;
 }
