@@ -126,6 +126,19 @@ describe('stringifyKeepingDecimals', () => {
   });
 });
 
+describe('copyKeepingDecimals', () => {
+  it('copies deeply, keeping the texts', () => {
+    const r = parseKeepingDecimals(OBSERVATION) as Json;
+    const copy = copyKeepingDecimals(r);
+    copy.valueQuantity.unit = 'g';
+    expect(r.valueQuantity.unit).toBe('mg');
+    expect(stringifyKeepingDecimals(copy)).toBe(OBSERVATION.replace('"mg"', '"g"'));
+    const plain = { a: [1, { b: 2 }] };
+    expect(copyKeepingDecimals(plain)).toEqual(plain);
+    expect(copyKeepingDecimals(plain).a).not.toBe(plain.a);
+  });
+});
+
 describe('round trip', () => {
   /** A deterministic generator of compact JSON text with numbers written every way (seeded, so a failure repeats). */
   function randomJson(seed: number): string {

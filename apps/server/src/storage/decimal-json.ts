@@ -221,3 +221,13 @@ function write(value: unknown, top = false): string | undefined {
 export function stringifyKeepingDecimals(value: unknown): string {
   return write(value, true) as string;
 }
+
+/**
+ * A deep copy of a JSON value that keeps its decimals' texts (structuredClone and JSON round trips
+ * drop them); structuredClone when it holds none.
+ */
+export function copyKeepingDecimals<T>(value: T): T {
+  return typeof value === 'object' && value !== null && holdsDecimalTexts(value)
+    ? (parseKeepingDecimals(stringifyKeepingDecimals(value)) as T)
+    : structuredClone(value);
+}
