@@ -1,5 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import { decimalText, hasDecimalTexts, parseKeepingDecimals, stringifyKeepingDecimals } from './decimal-json.js';
+import {
+  copyKeepingDecimals,
+  decimalText,
+  hasDecimalTexts,
+  parseKeepingDecimals,
+  stringifyKeepingDecimals,
+} from './decimal-json.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
