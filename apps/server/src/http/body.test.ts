@@ -69,7 +69,8 @@ describe('parseFormBody refuses a NUL, naming the field', () => {
 
 describe('parseJsonBody keeps decimals as written', () => {
   it('a decimal written with trailing zeros keeps its text through to the stored form', () => {
-    const text = '{"resourceType":"Observation","valueQuantity":{"value":1.0},"component":[{"valueQuantity":{"value":2.50}}]}';
+    const text =
+      '{"resourceType":"Observation","valueQuantity":{"value":1.0},"component":[{"valueQuantity":{"value":2.50}}]}';
     const body = parseJsonBody(text, 64) as { valueQuantity: object };
     expect(decimalText(body.valueQuantity, 'value')).toBe('1.0');
     expect(stringifyKeepingDecimals(body)).toBe(text);

@@ -124,7 +124,12 @@ describe('create and read', () => {
 
 describe('decimals as written (hl7.org/fhir/R4/datatypes.html#decimal: 1.0 is not 1)', () => {
   const post = (url: string, text: string, method: 'POST' | 'PUT' = 'POST') =>
-    t.app.inject({ method, url: `/fhir/R4/${url}`, headers: { ...t.authHeaders, 'content-type': FHIR }, payload: text });
+    t.app.inject({
+      method,
+      url: `/fhir/R4/${url}`,
+      headers: { ...t.authHeaders, 'content-type': FHIR },
+      payload: text,
+    });
   const values = (text: string) => [...text.matchAll(/"(?:value|factorOverride)":([-\d.eE+]+)/g)].map((m) => m[1]);
 
   it('answers a created, updated, read, vread and searched resource with its decimals’ text', async () => {
@@ -176,7 +181,10 @@ describe('decimals as written (hl7.org/fhir/R4/datatypes.html#decimal: 1.0 is no
     );
     expect(res.statusCode).toBe(200);
     const location = res.json().entry[1].response.location as string;
-    const read = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/${location.replace(/\/_history.*/, '')}` });
+    const read = await t.app.inject({
+      headers: t.authHeaders,
+      url: `/fhir/R4/${location.replace(/\/_history.*/, '')}`,
+    });
     expect(values(read.body)).toEqual(['0.80']);
   });
 });
