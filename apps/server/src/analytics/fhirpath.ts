@@ -9,7 +9,7 @@
 import fhirpath from 'fhirpath';
 import r4Model from 'fhirpath/fhir-context/r4/index.js';
 import { decimalBoundary, temporalBoundary } from './boundaries.js';
-import { decimalText } from './decimal-json.js';
+import { decimalText } from '../storage/decimal-json.js';
 
 /** A compiled expression: its result collection as JSON values. */
 export type CompiledPath = (input: unknown, variables: Record<string, unknown>) => unknown[];

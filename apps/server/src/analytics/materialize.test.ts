@@ -1,16 +1,16 @@
 /**
  * Materialised views against a real server and database: $materialize builds the table, writes
  * (create, update, delete) follow into it, the read-only role reads it and nothing else, a member
- * who is not an admin is refused. The conformance cases that have rows go through the SQL path
- * (table types, multi-row insert, read back) too.
+ * who is not an admin is refused. The conformance suite goes through it too: each case's resources
+ * stored, its view materialised, its rows read back from the table (DATA_ERROR_CASES: the two that cannot).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addTestMember } from '../test/auth.js';
+import { addTestMember, createTestProject } from '../test/auth.js';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { canonicalRows, loadSofCases } from '../test/sof-suite.js';
-import { createTableSql, insertRows, quoteIdent, sqlType } from './reporting-sql.js';
+import { casesByFile, loadSofCases, matchesCase, storeSofResources, type SofCase } from '../test/sof-suite.js';
+import { quoteIdent, reportingSchema, sqlType } from './reporting-sql.js';
 import { compileView } from './view.js';
 
 const FHIR = 'application/fhir+json';
@@ -148,6 +148,45 @@ describe('ViewDefinition/{id}/$materialize', () => {
     expect(res.statusCode).toBe(403);
   });
 
+  it('keeps decimals’ written precision in the rows of later writes (lowBoundary of 1.0 is 0.95)', async () => {
+    const bounds = await create({
+      resourceType: 'ViewDefinition',
+      name: 'observation_bounds',
+      status: 'active',
+      resource: 'Observation',
+      select: [
+        {
+          column: [
+            { name: 'id', path: 'getResourceKey()', type: 'id' },
+            { name: 'low', path: 'value.ofType(Quantity).value.lowBoundary()', type: 'decimal' },
+          ],
+        },
+      ],
+    });
+    const built = await request('POST', `ViewDefinition/${bounds.id}/$materialize`, { resourceType: 'Parameters' });
+    expect(built.statusCode).toBe(200);
+    const write = (method: string, url: string, text: string) =>
+      t.app.inject({
+        method: method as 'POST',
+        url: `/fhir/R4/${url}`,
+        headers: { ...t.authHeaders, 'content-type': FHIR },
+        payload: text,
+      });
+    const observation = (value: string, id?: string) =>
+      `{"resourceType":"Observation",${id ? `"id":"${id}",` : ''}"status":"final","code":{"text":"x"},"valueQuantity":{"value":${value}}}`;
+    const created = await write('POST', 'Observation', observation('1.0'));
+    expect(created.statusCode).toBe(201);
+    const id = created.json().id as string;
+    const low = async () => {
+      await t.services.materializer.idle();
+      const rows = await t.pool.query(`SELECT low FROM ${quoteIdent(schema)}.observation_bounds WHERE id = $1`, [id]);
+      return rows.rows.map((r: Json) => Number(r.low));
+    };
+    expect(await low()).toEqual([0.95]);
+    expect((await write('PUT', `Observation/${id}`, observation('2.50', id))).statusCode).toBe(200);
+    expect(await low()).toEqual([2.495]);
+  });
+
   it('drops the table on drop=true', async () => {
     const res = await request('POST', `ViewDefinition/${view.id}/$materialize?drop=true`, {
       resourceType: 'Parameters',
@@ -158,24 +197,85 @@ describe('ViewDefinition/{id}/$materialize', () => {
   });
 });
 
-const cases = loadSofCases().filter((c) => !c.expectError);
+const cases = loadSofCases();
 
-describe.runIf(cases.length > 0)('SQL on FHIR v2 conformance through the materialised table', () => {
-  it('reads back every case’s expected rows from a table', async () => {
-    const failures: string[] = [];
-    const client = await t.pool.connect();
+/**
+ * The suite's cases that cannot go through the materialised path as they go through $run, and why.
+ * Both expect an error that only the data shows (the view itself is sound): $run answers 422, but a
+ * materialised table is kept up to date by every later write, which must not fail because a view
+ * cannot shape the written resource, so materialisation leaves such a resource out of the table
+ * (materialize.ts: rowsOf). The test checks that instead: the table holds the rows of every other resource.
+ */
+const DATA_ERROR_CASES = new Map([
+  [
+    "collection.json: fail when 'collection' is not true",
+    'a column without collection: true finds two values in one resource',
+  ],
+  [
+    'validate.json: where with path resolving to not boolean',
+    'a where path gives a string, not a boolean, for a resource',
+  ],
+]);
+
+/** The rows the evaluator gives a case, leaving out each resource it cannot shape (and how many it left out). */
+function shapeable(c: SofCase): { rows: Record<string, unknown>[]; left: number } {
+  const view = compileView(c.view);
+  let left = 0;
+  const rows = c.resources.flatMap((r) => {
     try {
-      await client.query('CREATE SCHEMA sof_conformance');
-      for (const [i, c] of cases.entries()) {
-        const compiled = compileView(c.view);
-        const name = `case_${i}`;
-        await client.query(createTableSql('sof_conformance', name, compiled.columns));
-        const rows = c.resources.flatMap((r) =>
-          compiled.rows(r).map((row) => ({ resourceId: String(r.id), version: 1, row })),
+      return view.rows(r);
+    } catch {
+      left++;
+      return [];
+    }
+  });
+  return { rows, left };
+}
+
+describe.runIf(cases.length > 0)('SQL on FHIR v2 conformance through $materialize', () => {
+  it('materialises every case over its stored resources and reads its rows back from the table', async () => {
+    // A project of its own (only the suite's resources in it). Ids name one resource per type on
+    // the whole server and files reuse them: each file's resources are stored, materialised and
+    // deleted before the next file's.
+    const project = await createTestProject(t.app, t.services, 'SQL on FHIR conformance');
+    const schemaName = reportingSchema(project.projectId);
+    const failures: string[] = [];
+    const dataErrors: string[] = [];
+    let refused = 0;
+    for (const [n, fileCases] of casesByFile(cases).entries()) {
+      const stored = await storeSofResources(t.app, project.headers, fileCases[0].resources);
+      for (const [i, c] of fileCases.entries()) {
+        const name = `${c.file}: ${c.title}`;
+        const table = `sof_${n}_${i}`;
+        const created = await request(
+          'POST',
+          'ViewDefinition',
+          // Storing a view needs its status (1..1), which many of the suite's views leave out.
+          { resourceType: 'ViewDefinition', status: 'active', ...c.view, name: table },
+          project.headers,
         );
-        await insertRows(client, 'sof_conformance', name, compiled.columns, rows);
+        // A view the server refuses to store, or to materialise, is the error the case expects.
+        const res =
+          created.statusCode === 201
+            ? await request(
+                'POST',
+                `ViewDefinition/${created.json().id as string}/$materialize`,
+                { resourceType: 'Parameters' },
+                project.headers,
+              )
+            : created;
+        if (c.expectError && !DATA_ERROR_CASES.has(name)) {
+          if (res.statusCode >= 400 && res.statusCode < 500) refused++;
+          else failures.push(`${name}: expected a 4xx, got ${res.statusCode} ${res.body.slice(0, 200)}`);
+          continue;
+        }
+        if (res.statusCode !== 200) {
+          failures.push(`${name}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+          continue;
+        }
+        const compiled = compileView(c.view);
         const names = compiled.columns.map((col) => quoteIdent(col.name)).join(', ');
-        const back = await client.query(`SELECT ${names} FROM sof_conformance.${name}`);
+        const back = await t.pool.query(`SELECT ${names} FROM ${quoteIdent(schemaName)}.${quoteIdent(table)}`);
         // numeric comes back as text from pg: read it as the number it holds.
         const read = back.rows.map((row: Json) =>
           Object.fromEntries(
@@ -185,14 +285,27 @@ describe.runIf(cases.length > 0)('SQL on FHIR v2 conformance through the materia
             ]),
           ),
         );
-        if (JSON.stringify(canonicalRows(read)) !== JSON.stringify(canonicalRows(c.expect ?? []))) {
-          failures.push(`${c.file}: ${c.title}: ${JSON.stringify(read).slice(0, 300)}`);
+        if (DATA_ERROR_CASES.has(name)) {
+          dataErrors.push(name);
+          const { rows, left } = shapeable(c);
+          if (left === 0 || !matchesCase({ ...c, expect: rows }, read)) {
+            failures.push(`${name}: ${JSON.stringify(read).slice(0, 300)}`);
+          }
+        } else if (!matchesCase(c, read)) {
+          failures.push(`${name}: ${JSON.stringify(read).slice(0, 300)}`);
         }
+        expect(
+          (await request('DELETE', `ViewDefinition/${created.json().id as string}`, undefined, project.headers))
+            .statusCode,
+        ).toBe(204);
       }
-    } finally {
-      client.release();
+      for (const url of stored) {
+        expect((await t.app.inject({ method: 'DELETE', url, headers: project.headers })).statusCode).toBe(204);
+      }
+      await t.services.materializer.idle();
     }
     expect(failures).toEqual([]);
-    expect(cases.length).toBeGreaterThan(100);
-  }, 120_000);
+    expect(dataErrors.sort()).toEqual([...DATA_ERROR_CASES.keys()].sort());
+    expect(refused).toBe(cases.filter((c) => c.expectError).length - DATA_ERROR_CASES.size);
+  }, 300_000);
 });

@@ -176,7 +176,7 @@ export class Materializer {
       fhirBase,
       view.resource,
       { since: started },
-      false,
+      view.needsDecimalText,
     )) {
       for (const resource of page) {
         await this.apply({ viewId, resourceType: view.resource, schema, table, view }, versionOf(resource, projectId));

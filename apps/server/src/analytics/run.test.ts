@@ -1,13 +1,20 @@
 /**
  * ViewDefinition/$run against a real server: stored and inline views, the four formats, paging
  * past one search page, access policies, inline resources, and the errors (400/404/422). The
- * conformance suite runs through $run with each case's resources inline.
+ * conformance suite runs through $run twice: each case's resources inline, and stored in a project.
  */
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addTestMember } from '../test/auth.js';
+import { addTestMember, createTestProject } from '../test/auth.js';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { canonicalRows, loadSofCases } from '../test/sof-suite.js';
+import {
+  casesByFile,
+  loadSofCases,
+  matchesCase,
+  runParametersText,
+  storeSofResources,
+  type SofCase,
+} from '../test/sof-suite.js';
 
 const FHIR = 'application/fhir+json';
 let t: TestApp;
@@ -241,28 +248,51 @@ describe('ViewDefinition/$run', () => {
 });
 
 const cases = loadSofCases();
-/** The suite's decimal-boundary cases need a decimal's written precision (1.0); Hearth's JSON body parser keeps numbers, not their text. */
-const NEEDS_DECIMAL_TEXT = new Set(['fn_boundary.json: decimal lowBoundary', 'fn_boundary.json: decimal highBoundary']);
 
-describe.runIf(cases.length > 0)('SQL on FHIR v2 conformance through $run (inline resources)', () => {
-  it('passes every case whose data survives JSON parsing', async () => {
+/** ViewDefinition/$run of a case: the Parameters go as text, so that decimals reach the server as the suite wrote them. */
+async function runCase(c: SofCase, inline: boolean, headers: Json) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/fhir/R4/ViewDefinition/$run',
+    headers: { ...headers, 'content-type': FHIR },
+    payload: runParametersText(c, inline),
+  });
+}
+
+function failureOf(c: SofCase, res: Awaited<ReturnType<typeof runCase>>): string | undefined {
+  const ok = c.expectError
+    ? res.statusCode >= 400 && res.statusCode < 500
+    : res.statusCode === 200 && matchesCase(c, res.json());
+  return ok ? undefined : `${c.file}: ${c.title}: ${res.statusCode} ${res.body.slice(0, 300)}`;
+}
+
+describe.runIf(cases.length > 0)('SQL on FHIR v2 conformance through $run', () => {
+  it('passes every case with its resources inline', async () => {
     const failures: string[] = [];
-    let passed = 0;
     for (const c of cases) {
-      const name = `${c.file}: ${c.title}`;
-      if (NEEDS_DECIMAL_TEXT.has(name)) continue;
-      const res = await run('ViewDefinition/$run', [
-        { name: 'viewResource', resource: { resourceType: 'ViewDefinition', ...c.view } },
-        ...c.resources.map((resource) => ({ name: 'resource', resource })),
-      ]);
-      const ok = c.expectError
-        ? res.statusCode >= 400 && res.statusCode < 500
-        : res.statusCode === 200 &&
-          JSON.stringify(canonicalRows(res.json())) === JSON.stringify(canonicalRows(c.expect ?? []));
-      if (ok) passed++;
-      else failures.push(`${name}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+      const failure = failureOf(c, await runCase(c, true, t.authHeaders));
+      if (failure) failures.push(failure);
     }
     expect(failures).toEqual([]);
-    expect(passed).toBe(cases.length - NEEDS_DECIMAL_TEXT.size);
+    expect(cases.length).toBe(134);
   }, 120_000);
+
+  it('passes every case over its resources stored in a project (decimals as written, end to end)', async () => {
+    // A project of its own, so that only the suite's resources are there. Ids name one resource
+    // per type on the whole server and files reuse them: each file's resources are stored, run
+    // and deleted before the next file's (a PUT re-creates a deleted id).
+    const project = await createTestProject(t.app, t.services, 'SQL on FHIR conformance');
+    const failures: string[] = [];
+    for (const fileCases of casesByFile(cases)) {
+      const stored = await storeSofResources(t.app, project.headers, fileCases[0].resources);
+      for (const c of fileCases) {
+        const failure = failureOf(c, await runCase(c, false, project.headers));
+        if (failure) failures.push(failure);
+      }
+      for (const url of stored) {
+        expect((await t.app.inject({ method: 'DELETE', url, headers: project.headers })).statusCode).toBe(204);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 180_000);
 });

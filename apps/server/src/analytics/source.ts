@@ -7,7 +7,7 @@
 import type { Bundle, Resource } from '@hearth/core';
 import type { SearchService } from '../search/service.js';
 import type { Repository } from '../storage/repository.js';
-import { parseKeepingDecimals } from './decimal-json.js';
+import { parseKeepingDecimals } from '../storage/decimal-json.js';
 
 /** Resources per search page (the search maximum). */
 export const PAGE_SIZE = 1000;

@@ -26,7 +26,7 @@ export interface CompiledView {
   resource: string;
   name?: string;
   columns: ViewColumn[];
-  /** The view calls lowBoundary()/highBoundary(): give it resources parsed with their decimals' text (decimal-json.ts). */
+  /** The view calls lowBoundary()/highBoundary(): give it resources parsed with their decimals' text (storage/decimal-json.ts). */
   needsDecimalText: boolean;
   /** The rows of one resource: none when it is another type or a where clause excludes it. Throws ViewError. */
   rows(resource: { resourceType?: unknown; id?: unknown; [element: string]: unknown }): Row[];

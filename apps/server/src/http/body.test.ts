@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { decimalText, stringifyKeepingDecimals } from '../storage/decimal-json.js';
 import { parseFormBody, parseJsonBody } from './body.js';
 import { UnstorableInputError } from './storable-input.js';
 
@@ -63,5 +64,19 @@ describe('parseFormBody refuses a NUL, naming the field', () => {
   it('in a value or a name', () => {
     expect(refusedAt(() => parseFormBody('grant_type=x&code=%00'))).toEqual(['code']);
     expect(refusedAt(() => parseFormBody('a%00b=1'))).toEqual(['a\ufffdb']);
+  });
+});
+
+describe('parseJsonBody keeps decimals as written', () => {
+  it('a decimal written with trailing zeros keeps its text through to the stored form', () => {
+    const text =
+      '{"resourceType":"Observation","valueQuantity":{"value":1.0},"component":[{"valueQuantity":{"value":2.50}}]}';
+    const body = parseJsonBody(text, 64) as { valueQuantity: object };
+    expect(decimalText(body.valueQuantity, 'value')).toBe('1.0');
+    expect(stringifyKeepingDecimals(body)).toBe(text);
+  });
+
+  it('still refuses a __proto__ key in a body with such decimals', () => {
+    expect(() => parseJsonBody('{"a":1.0,"__proto__":{"x":1}}', 64)).toThrow(/Malformed JSON/);
   });
 });

@@ -1,5 +1,6 @@
 import sjson from 'secure-json-parse';
 import { badRequest, OperationOutcomeError } from '@hearth/core';
+import { keepDecimals, scanJson } from '../storage/decimal-json.js';
 import { assertStorableForm, assertStorableJson } from './storable-input.js';
 
 /**
@@ -11,7 +12,12 @@ export function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text.trim() === '') {
     throw new OperationOutcomeError(badRequest('Request body is empty'));
   }
-  checkDepth(text, maxDepth);
+  // One scan checks the depth and finds the numbers whose written form JSON.parse loses (1.0, 1.50):
+  // they are kept through to the stored text (storage/decimal-json.ts).
+  const scan = scanJson(text, maxDepth);
+  if (scan.tooDeep) {
+    throw new OperationOutcomeError(badRequest(`JSON is nested deeper than ${maxDepth} levels`));
+  }
   let value: unknown;
   try {
     value = parseJson(text);
@@ -21,6 +27,7 @@ export function parseJsonBody(text: string, maxDepth: number): unknown {
     }
     throw new OperationOutcomeError(badRequest(`Malformed JSON: ${(err as Error).message}`), err);
   }
+  keepDecimals(value, scan.loose);
   assertStorableJson(text, value);
   return value;
 }
@@ -41,30 +48,6 @@ function locateRawNul(text: string): void {
     return;
   }
   assertStorableJson('\\u0000', escaped);
-}
-
-/** Scans the text once (outside strings) for bracket depth, before parsing. */
-function checkDepth(text: string, maxDepth: number): void {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) {
-        i++;
-      } else if (c === 34 /* " */) {
-        inString = false;
-      }
-    } else if (c === 34) {
-      inString = true;
-    } else if (c === 123 || c === 91 /* { [ */) {
-      if (++depth > maxDepth) {
-        throw new OperationOutcomeError(badRequest(`JSON is nested deeper than ${maxDepth} levels`));
-      }
-    } else if (c === 125 || c === 93) {
-      depth--;
-    }
-  }
 }
 
 /** Where a parsed form body keeps every name/value pair, repeated names included. */

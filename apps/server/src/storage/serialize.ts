@@ -1,4 +1,5 @@
 import type { Meta, Reference, Resource } from '@hearth/core';
+import { stringifyKeepingDecimals } from './decimal-json.js';
 import type { StoredVersion } from './types.js';
 
 export interface BuildVersionInput {
@@ -54,7 +55,8 @@ export function buildStoredVersion(input: BuildVersionInput): StoredVersion {
     lastUpdated: input.lastUpdated,
     deleted: false,
     resource,
-    content: JSON.stringify(resource),
+    // Decimals as the client wrote them (1.0 stays 1.0): hl7.org/fhir/R4/datatypes.html#decimal.
+    content: stringifyKeepingDecimals(resource),
     compartments,
   };
 }

@@ -3,6 +3,8 @@
  * A path walks through objects and every element of arrays; primitive extensions ("_birthDate")
  * go with their field.
  */
+import { copyKeepingDecimals } from '../../storage/decimal-json.js';
+
 type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
@@ -56,7 +58,8 @@ export function keepFields<T extends object>(
   if (fields.length === 0) {
     return resource;
   }
-  const copy = structuredClone(resource) as Json;
+  // The written resource's decimals keep their text (1.0) through the copy.
+  const copy = copyKeepingDecimals(resource) as Json;
   for (const field of fields) {
     const path = splitPath(field, resourceType);
     restorePath(copy, previous as Json | undefined, path);

@@ -122,6 +122,73 @@ describe('create and read', () => {
   });
 });
 
+describe('decimals as written (hl7.org/fhir/R4/datatypes.html#decimal: 1.0 is not 1)', () => {
+  const post = (url: string, text: string, method: 'POST' | 'PUT' = 'POST') =>
+    t.app.inject({
+      method,
+      url: `/fhir/R4/${url}`,
+      headers: { ...t.authHeaders, 'content-type': FHIR },
+      payload: text,
+    });
+  const values = (text: string) => [...text.matchAll(/"(?:value|factorOverride)":([-\d.eE+]+)/g)].map((m) => m[1]);
+
+  it('answers a created, updated, read, vread and searched resource with its decimals’ text', async () => {
+    const created = await post(
+      'Observation',
+      '{"resourceType":"Observation","status":"final","code":{"text":"decimals"},"valueQuantity":{"value":1.0},' +
+        '"component":[{"code":{"text":"a"},"valueQuantity":{"value":2.50}},{"code":{"text":"b"},"valueQuantity":{"value":70.5}}]}',
+    );
+    expect(created.statusCode).toBe(201);
+    expect(values(created.body)).toEqual(['1.0', '2.50', '70.5']);
+    const id = created.json().id as string;
+    const read = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Observation/${id}` });
+    expect(values(read.body)).toEqual(['1.0', '2.50', '70.5']);
+    const updated = await post(
+      `Observation/${id}`,
+      `{"resourceType":"Observation","id":"${id}","status":"final","code":{"text":"decimals"},"valueQuantity":{"value":1.000}}`,
+      'PUT',
+    );
+    expect(updated.statusCode).toBe(200);
+    const search = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Observation?_id=${id}` });
+    expect(values(search.body)).toEqual(['1.000']);
+    const v1 = await t.app.inject({ headers: t.authHeaders, url: `/fhir/R4/Observation/${id}/_history/1` });
+    expect(values(v1.body)).toEqual(['1.0', '2.50', '70.5']);
+  });
+
+  it('keeps them at the top level of a resource and inside a transaction', async () => {
+    const res = await post(
+      '',
+      JSON.stringify({
+        resourceType: 'Bundle',
+        type: 'transaction',
+        entry: [
+          {
+            fullUrl: 'urn:uuid:0f7c2a4e-3f5b-4a6c-9d1e-2b8f6a7c5d40',
+            resource: { resourceType: 'Patient' },
+            request: { method: 'POST', url: 'Patient' },
+          },
+          {
+            resource: {
+              resourceType: 'ChargeItem',
+              status: 'billable',
+              code: { text: 'x' },
+              subject: { reference: 'urn:uuid:0f7c2a4e-3f5b-4a6c-9d1e-2b8f6a7c5d40' },
+            },
+            request: { method: 'POST', url: 'ChargeItem' },
+          },
+        ],
+      }).replace('"status":"billable"', '"status":"billable","factorOverride":0.80'),
+    );
+    expect(res.statusCode).toBe(200);
+    const location = res.json().entry[1].response.location as string;
+    const read = await t.app.inject({
+      headers: t.authHeaders,
+      url: `/fhir/R4/${location.replace(/\/_history.*/, '')}`,
+    });
+    expect(values(read.body)).toEqual(['0.80']);
+  });
+});
+
 describe('update, vread, delete and history', () => {
   it('updates with a new version, keeps old versions readable, and lists history newest first', async () => {
     const v1 = (await create({ resourceType: 'Patient', active: true })).json();

@@ -149,6 +149,45 @@ describe('PATCH', () => {
     expect(res.json().gender).toBe('female');
   });
 
+  it('keeps the written form of the decimals a patch leaves alone (1.0 stays 1.0)', async () => {
+    const text =
+      '{"resourceType":"Observation","status":"preliminary","code":{"text":"x"},"valueQuantity":{"value":1.0},' +
+      '"component":[{"code":{"text":"a"},"valueQuantity":{"value":2.50}}]}';
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/Observation',
+      headers: { ...t.authHeaders, 'content-type': FHIR },
+      payload: text,
+    });
+    expect(created.statusCode).toBe(201);
+    const url = `/fhir/R4/Observation/${created.json().id as string}`;
+    const values = (body: string) => [...body.matchAll(/"value":([-\d.eE+]+)/g)].map((m) => m[1]);
+    const json = await patch(url, [{ op: 'replace', path: '/status', value: 'final' }]);
+    expect(json.statusCode).toBe(200);
+    expect(values(json.body)).toEqual(['1.0', '2.50']);
+    const fhirpath = await patch(
+      url,
+      {
+        resourceType: 'Parameters',
+        parameter: [
+          {
+            name: 'operation',
+            part: [
+              { name: 'type', valueCode: 'replace' },
+              { name: 'path', valueString: 'Observation.status' },
+              { name: 'value', valueCode: 'amended' },
+            ],
+          },
+        ],
+      },
+      FHIR,
+    );
+    expect(fhirpath.statusCode).toBe(200);
+    const read = await t.app.inject({ headers: t.authHeaders, url });
+    expect(read.json().status).toBe('amended');
+    expect(values(read.body)).toEqual(['1.0', '2.50']);
+  });
+
   it('a conditional patch without parameters is a 400', async () => {
     expect((await patch('/fhir/R4/Patient', replaceGender('male'), FHIR)).statusCode).toBe(400);
   });

@@ -1,5 +1,6 @@
 // hl7.org/fhir/R4/http.html#patch: JSON Patch or FHIRPath Patch; the result is stored like an update.
 import { badRequest, fail, OperationOutcomeError, preconditionFailed, type Resource } from '@hearth/core';
+import { parseKeepingDecimals } from '../../storage/decimal-json.js';
 import type { Repository } from '../../storage/repository.js';
 import type { WriteResult } from '../../storage/types.js';
 import { applyFhirPathPatch, isFhirPathPatch } from './fhirpath-patch.js';
@@ -54,9 +55,11 @@ export async function patchResource(
     if (options.ifMatch !== undefined && current.versionId !== options.ifMatch) {
       fail(preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resourceType}/${id}`));
     }
-    let patched = applyPatchBody(current.resource, body);
+    // Parsed keeping the stored decimals' text (1.0), so what the patch leaves alone stays as written.
+    const resource = parseKeepingDecimals(current.content) as Resource;
+    let patched = applyPatchBody(resource, body);
     if (options.guard) {
-      patched = options.guard(current.resource, patched);
+      patched = options.guard(resource, patched);
     }
     try {
       return await repo.updateResource(patched, { ifMatch: current.versionId });

@@ -3,6 +3,7 @@
 import fhirpath from 'fhirpath';
 import r4Model from 'fhirpath/fhir-context/r4/index.js';
 import { badRequest, fail, unprocessable, type Resource } from '@hearth/core';
+import { copyKeepingDecimals } from '../../storage/decimal-json.js';
 import { childPathOf, elementInfo, type ElementInfo } from './element-info.js';
 
 interface ParameterPart {
@@ -42,7 +43,7 @@ export function isFhirPathPatch(body: unknown): boolean {
 /** Applies a FHIRPath Patch Parameters resource to a copy of `resource`. */
 export function applyFhirPathPatch<T extends Resource>(resource: T, parameters: unknown): T {
   const ops = readOperations(parameters);
-  const doc = structuredClone(resource) as T & Record<string, unknown>;
+  const doc = copyKeepingDecimals(resource) as T & Record<string, unknown>;
   ops.forEach((op, i) => applyOperation(doc, op, `Parameters.parameter[${i}]`));
   pruneEmpty(doc);
   return doc;

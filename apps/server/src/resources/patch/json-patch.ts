@@ -1,6 +1,7 @@
 // JSON Patch (RFC 6902) on FHIR resources: hl7.org/fhir/R4/http.html#patch
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { badRequest, fail, unprocessable } from '@hearth/core';
+import { copyKeepingDecimals } from '../../storage/decimal-json.js';
 
 /** Errors of the patch document itself (400); the rest are patches that cannot apply to this resource (422). */
 const MALFORMED = new Set([
@@ -36,7 +37,8 @@ export function applyJsonPatch<T extends object>(doc: T, patch: unknown): T {
   });
   const ops = patch as Operation[];
   try {
-    return jsonpatch.applyPatch(doc, ops, true, false, true).newDocument;
+    // Patches our own copy (the library's would be a JSON round trip, dropping decimals' written form).
+    return jsonpatch.applyPatch(copyKeepingDecimals(doc), ops, true, true, true).newDocument;
   } catch (err) {
     const e = err as { name?: string; message?: string; index?: number };
     const where = e.index !== undefined ? `[${e.index}]` : undefined;
