@@ -3,7 +3,7 @@
  * with the version it replaced; a rule that throws takes the update back with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Resource } from '@hearth/core';
+import type { Basic, Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { Repository } from './repository.js';
 import type { UpdateRule } from './types.js';
@@ -42,7 +42,7 @@ afterAll(async () => {
 async function notes(text: string): Promise<number> {
   const ids = await repo.findMatches('Basic', new URLSearchParams({ 'code:text': text }).toString(), 100);
   const rows = await repo.readResources('Basic', ids);
-  return rows.filter((r) => (r.resource as { code: { text: string } }).code.text === text).length;
+  return rows.filter((r) => (r.resource as Basic).code.text === text).length;
 }
 
 describe('update rules', () => {
@@ -78,7 +78,7 @@ describe('update rules', () => {
     );
     const current = await repo.readResource('Basic', created.id as string);
     expect(current.versionId).toBe(1);
-    expect((current.resource as { code: { text: string } }).code.text).toBe('plain');
+    expect((current.resource as Basic).code.text).toBe('plain');
     expect(await notes(`plain, after ${String(created.id)} became refuse`)).toBe(0);
   });
 });
