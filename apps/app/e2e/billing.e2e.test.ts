@@ -2,8 +2,8 @@
  * Billing end to end in Chromium against a real server: coverage added on the Billing tab (and
  * shown on the patient header), an encounter's charges captured from its procedures and priced by
  * the fee schedule, a claim built, validated and submitted, the payer's answer recorded, the
- * balance shown, the CMS-1500 PDF downloaded and read back; and the tab fitting a phone, a tablet
- * and a desktop.
+ * balance and the answer's ExplanationOfBenefit shown (its link followed), the CMS-1500 PDF
+ * downloaded and read back; and the tab fitting a phone, a tablet and a desktop.
  */
 import { readFile } from 'node:fs/promises';
 import { HearthClient, MemoryStorage, type Claim } from '@hearth/core';
@@ -173,6 +173,14 @@ describe.runIf(chromiumForSuite())('billing in Chromium', () => {
     await balance.getByText('Balance $30.25').waitFor();
     await balance.getByText('Paid $135.25').waitFor();
     await balance.getByText('Adjusted $30.00').waitFor();
+    // The payer's answer as its ExplanationOfBenefit, summarised under the balance and linked.
+    const explained = claim.getByRole('list', { name: 'Explanations of benefit' });
+    const eobItem = explained.getByRole('listitem', { name: /^Explanation of benefit of / });
+    await eobItem.getByText('Processed', { exact: true }).waitFor();
+    await eobItem.getByText('Paid $135.25').waitFor();
+    await eobItem.getByText('Adjusted $30.00').waitFor();
+    await eobItem.getByText('3 lines').waitFor();
+    await eobItem.getByText('Processed as primary').waitFor();
     await page.screenshot({ path: `${screenshotDir}/billing-claim-paid.png`, fullPage: true });
 
     const [claimResource] = (await api.searchResources(
@@ -187,6 +195,17 @@ describe.runIf(chromiumForSuite())('billing in Chromium', () => {
       { cache: 'no-cache' },
     );
     expect(responses[0]).toMatchObject({ outcome: 'complete', disposition: 'Processed as primary' });
+    const [eob] = await api.searchResources(
+      'ExplanationOfBenefit',
+      { claim: `Claim/${claimResource.id}` },
+      { cache: 'no-cache' },
+    );
+    expect(eob).toMatchObject({
+      outcome: 'complete',
+      claimResponse: { reference: `ClaimResponse/${responses[0].id}` },
+      payment: { amount: { value: 135.25 } },
+    });
+    expect(await eobItem.getByRole('link').getAttribute('href')).toBe(`/ExplanationOfBenefit/${eob.id}`);
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),
@@ -199,6 +218,11 @@ describe.runIf(chromiumForSuite())('billing in Chromium', () => {
     for (const expected of ['DOE, JANE', 'W123456789', 'I10', '99213', '36415', '$ 195.50', '$ 135.25', '$ 30.25']) {
       expect(text).toContain(expected);
     }
+
+    // The link opens the EOB itself.
+    await eobItem.getByRole('link').click();
+    await page.waitForURL(`**/ExplanationOfBenefit/${eob.id}`);
+    await page.getByText('Processed as primary').first().waitFor();
   }, 180_000);
 
   it('fits a phone, a tablet and a desktop', async () => {

@@ -2,8 +2,9 @@
  * Scheduling end to end in Chromium against a real server: staff set up a practitioner's schedule
  * (working hours → generated slots), book a free slot for a patient from the week calendar, drag
  * the appointment to another slot, move it again with the keyboard's "Move to…", cancel it and see
- * the slot free again; a patient signed in as a patient books their own appointment and cancels
- * it; both screens fit a phone, a tablet and a desktop with no serious axe violation.
+ * the slot free again; give the schedule a day off and see that day's slots turn unavailable; a
+ * patient signed in as a patient books their own appointment and cancels it; both screens (and
+ * the availability form) fit a phone, a tablet and a desktop with no serious axe violation.
  */
 import { HearthClient, MemoryStorage, type Appointment, type Slot } from '@hearth/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -180,6 +181,58 @@ describe.runIf(chromiumForSuite())('scheduling in Chromium', () => {
     expect(await calendar.getByRole('button', { name: /Free slot, / }).count()).toBe(42);
   }, 300_000);
 
+  it('sets a day off on the schedule: its slots turn unavailable in place and cannot be booked', async () => {
+    // Next week's Wednesday (the browser runs in UTC, weeks start on Monday).
+    const today = new Date();
+    const midnight = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
+    const monday = midnight - ((today.getUTCDay() + 6) % 7) * 86_400_000 + 7 * 86_400_000;
+    const wednesday = new Date(monday + 2 * 86_400_000).toISOString().slice(0, 10);
+    const before = await api.searchResources(
+      'Slot',
+      { schedule: `Schedule/${scheduleId}`, _count: '1000' },
+      { cache: 'no-cache' },
+    );
+
+    await page.goto(url(`/schedule?schedule=${scheduleId}`));
+    await page.getByRole('button', { name: 'Edit availability' }).click();
+    const form = page.getByRole('form', { name: 'Availability of the schedule' });
+    // The form shows the schedule as it was set up.
+    expect(await form.getByLabel('Ends at').inputValue()).toBe('12:00');
+    await form.getByRole('button', { name: 'Add time off' }).click();
+    const off = form.getByRole('group', { name: 'Time off 1' });
+    await off.getByLabel('Reason').fill('Conference');
+    await off.getByLabel('First day off').fill(wednesday);
+    expect(await off.getByLabel('Last day off').inputValue()).toBe(wednesday);
+    await form.getByRole('button', { name: 'Save and update slots' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/^Saved the availability of Grace Hopper: .*6 slots changed/)
+      .waitFor();
+
+    await page.getByRole('button', { name: 'Next week' }).click();
+    const calendar = page.getByRole('region', { name: /^Schedule for the week of/ });
+    const day = calendar.getByRole('region').nth(2);
+    await day.getByText('9:00 AM Unavailable · Conference').waitFor();
+    expect(await day.getByText(/Unavailable · Conference$/).count()).toBe(6);
+    expect(await day.getByRole('button', { name: /Free slot, / }).count()).toBe(0);
+    expect(await calendar.getByRole('button', { name: /Free slot, / }).count()).toBe(36);
+    await page.screenshot({ path: `${screenshotDir}/scheduling-time-off.png`, fullPage: true });
+
+    // On the server: the same slots, now busy-unavailable with the reason; none added twice.
+    const after = (await api.searchResources(
+      'Slot',
+      { schedule: `Schedule/${scheduleId}`, _count: '1000' },
+      { cache: 'no-cache' },
+    )) as Slot[];
+    const onWednesday = after.filter((s) => s.start.startsWith(wednesday));
+    expect(onWednesday.map((s) => [s.status, s.comment])).toEqual(
+      Array.from({ length: 6 }, () => ['busy-unavailable', 'Conference']),
+    );
+    const ids = new Set(before.map((s) => s.id));
+    expect(onWednesday.every((s) => ids.has(s.id))).toBe(true);
+    expect(new Set(after.map((s) => s.start)).size).toBe(after.length);
+  }, 300_000);
+
   it('a patient books their own appointment and cancels it', async () => {
     patientContext = await browser.newContext({
       viewport: { width: 1280, height: 900 },
@@ -233,6 +286,9 @@ describe.runIf(chromiumForSuite())('scheduling in Chromium', () => {
         .getByRole('button', { name: /Free slot, / })
         .first()
         .waitFor();
+      // The availability form too, with its time off.
+      await page.getByRole('button', { name: 'Edit availability' }).click();
+      await page.getByRole('group', { name: 'Time off 1' }).waitFor();
       await page.waitForLoadState('networkidle');
       await patientPage.setViewportSize({ width, height: 900 });
       await patientPage.goto(url('/book'));

@@ -37,7 +37,7 @@ import { applyOperation } from './careplans/apply.js';
 import { registerBillingOperations } from './billing/operations.js';
 import { createMessagingModule } from './messaging/module.js';
 import { appBaseUrl } from './auth/deps.js';
-import { registerSchedulingOperations } from './scheduling/module.js';
+import { registerSchedulingOperations, SCHEDULING_UPDATE_RULES } from './scheduling/module.js';
 import { evaluateMeasureOperation } from './measures/evaluate.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { registerBulkImport } from './bulk-import/bulk-import.js';
@@ -150,6 +150,7 @@ export async function createServices(
     matcher: search.matcher,
     events: writes,
     profiles,
+    updateRules: SCHEDULING_UPDATE_RULES,
   };
   const systemRepo = (projectId?: string): Repository => {
     const scope: RepositoryScope = { projectId: projectId ?? superAdminProjectId, system: true };

@@ -164,6 +164,7 @@ export { CoverageForm, coverageFromForm, type CoverageFormProps } from './Covera
 export { ClaimCard, type ClaimCardProps } from './ClaimCard/ClaimCard.js';
 export { ClaimPaymentForm, type ClaimPaymentFormProps } from './ClaimCard/ClaimPaymentForm.js';
 export { BalanceBar } from './ClaimCard/BalanceBar.js';
+export { ExplanationList, eobAdjustment } from './ClaimCard/ExplanationList.js';
 export { EncounterCharges, encounterTitle, type EncounterChargesProps } from './EncounterCharges/EncounterCharges.js';
 export {
   balanceOf,
@@ -181,6 +182,7 @@ export {
   type BalanceAnswer,
   type CaptureAnswer,
   type ItemPayment,
+  type RecordedResponse,
 } from './util/billing.js';
 export {
   STATUS_COLORS as TASK_STATUS_COLORS,
@@ -271,9 +273,18 @@ export {
 export { ScheduleCalendar, type ScheduleCalendarProps } from './ScheduleCalendar/ScheduleCalendar.js';
 export {
   AvailabilityForm,
+  slotCounts,
+  type AvailabilityFormProps,
+  type SlotCounts,
+} from './AvailabilityForm/AvailabilityForm.js';
+export { HoursFields, TimeOffFields } from './AvailabilityForm/AvailabilityFields.js';
+export {
   draftAvailability,
   minutesOfTime,
+  scheduleDraft,
+  timeOffDraft,
   type AvailabilityDraft,
-  type AvailabilityFormProps,
-} from './AvailabilityForm/AvailabilityForm.js';
+  type HoursDraft,
+  type TimeOffDraft,
+} from './AvailabilityForm/availability-draft.js';
 export { SlotBooking, slotsByDay, type SlotBookingProps } from './SlotBooking/SlotBooking.js';

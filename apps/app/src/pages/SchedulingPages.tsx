@@ -7,6 +7,7 @@ import {
   SlotBooking,
   useAsync,
   useHearth,
+  type SlotCounts,
 } from '@hearth/react';
 import { useState, type ReactNode } from 'react';
 import { useSearchParams } from 'react-router';
@@ -17,13 +18,25 @@ export function scheduleLabel(s: Schedule): string {
   return names.length ? names.join(' · ') : `Schedule ${s.id}`;
 }
 
-/** /schedule: staff pick a schedule (or set one up) and work its week calendar. */
+/** "2 slots created, 4 changed, 1 removed" (the counts that are not zero), or "no slot changed". */
+export function slotCountsText(c: SlotCounts): string {
+  const parts = [
+    [c.created, 'created'],
+    [c.updated, 'changed'],
+    [c.deleted, 'removed'],
+  ]
+    .filter(([n]) => n)
+    .map(([n, what]) => `${n} ${n === 1 ? 'slot' : 'slots'} ${what}`);
+  return parts.length ? parts.join(', ') : 'no slot changed';
+}
+
+/** /schedule: staff pick a schedule (or set one up), change its availability and work its week calendar. */
 export function SchedulePage(): ReactNode {
   const client = useHearth();
   const [params, setParams] = useSearchParams();
   const scheduleId = params.get('schedule');
-  const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<string | undefined>();
+  const [open, setOpen] = useState<'new' | 'edit' | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
   const [reload, setReload] = useState(0);
   const schedules = useAsync(
     () =>
@@ -34,7 +47,12 @@ export function SchedulePage(): ReactNode {
       ),
     `schedules/${reload}`,
   );
-  const choose = (id: string | null) => setParams(id ? { schedule: id } : {}, { replace: true });
+  const current = schedules.data?.find((s) => s.id === scheduleId);
+  const choose = (id: string | null) => {
+    setOpen((o) => (o === 'edit' ? undefined : o));
+    setParams(id ? { schedule: id } : {}, { replace: true });
+  };
+  const toggle = (which: 'new' | 'edit') => setOpen((o) => (o === which ? undefined : which));
   return (
     <Stack gap="md">
       <Group justify="space-between" align="flex-end" wrap="wrap">
@@ -50,31 +68,48 @@ export function SchedulePage(): ReactNode {
             miw={240}
             comboboxProps={{ withinPortal: true }}
           />
-          <Button variant={creating ? 'default' : 'filled'} onClick={() => setCreating((c) => !c)}>
-            {creating ? 'Close' : 'New schedule'}
+          {current && (
+            <Button variant={open === 'edit' ? 'default' : 'light'} onClick={() => toggle('edit')}>
+              {open === 'edit' ? 'Close' : 'Edit availability'}
+            </Button>
+          )}
+          <Button variant={open === 'new' ? 'default' : 'filled'} onClick={() => toggle('new')}>
+            {open === 'new' ? 'Close' : 'New schedule'}
           </Button>
         </Group>
       </Group>
       <OperationOutcomeAlert error={schedules.error} />
-      <Collapse in={creating}>
-        {creating && (
+      <Collapse in={open !== undefined}>
+        {open === 'new' && (
           <AvailabilityForm
-            onCreated={(schedule, slots) => {
-              setCreating(false);
-              setCreated(`Created the schedule of ${scheduleLabel(schedule)} with ${slots} slots`);
+            onSaved={(schedule, slots) => {
+              setOpen(undefined);
+              setNotice(`Created the schedule of ${scheduleLabel(schedule)} with ${slots.created} slots`);
               setReload((n) => n + 1);
               choose(schedule.id as string);
             }}
           />
         )}
+        {open === 'edit' && current && (
+          <AvailabilityForm
+            key={`${current.id}/${current.meta?.versionId ?? ''}`}
+            schedule={current}
+            onSaved={(schedule, slots) => {
+              setOpen(undefined);
+              setNotice(`Saved the availability of ${scheduleLabel(schedule)}: ${slotCountsText(slots)}`);
+              setReload((n) => n + 1);
+            }}
+          />
+        )}
       </Collapse>
-      {created && (
-        <Alert color="green" role="status" withCloseButton onClose={() => setCreated(undefined)}>
-          {created}
+      {notice && (
+        <Alert color="green" role="status" withCloseButton onClose={() => setNotice(undefined)}>
+          {notice}
         </Alert>
       )}
       {scheduleId ? (
-        <ScheduleCalendar key={scheduleId} scheduleId={scheduleId} />
+        // Read again after the availability changed: its slots did too.
+        <ScheduleCalendar key={`${scheduleId}/${reload}`} scheduleId={scheduleId} />
       ) : (
         <Text c="dimmed">Choose a schedule to see its week, or set up a new one.</Text>
       )}

@@ -1,7 +1,9 @@
 // The payer's answer to a claim as a ClaimResponse (hl7.org/fhir/R4/claimresponse.html), and the
 // balance that remains. Per item, the adjudication holds the amount submitted, the amount eligible
 // (submitted minus the adjustment written off) and the benefit (what the payer paid), all codes of
-// terminology.hl7.org/CodeSystem/adjudication. balance = total - paid - adjustments.
+// terminology.hl7.org/CodeSystem/adjudication. balance = total - paid - adjustments. Each answer
+// also gets its ExplanationOfBenefit (explanation-of-benefit.ts); the balance is counted from the
+// ClaimResponses, the source of truth (docs/billing.md), and lists the EOBs of the active answers.
 import {
   conflict,
   fail,
@@ -9,12 +11,14 @@ import {
   type Claim,
   type ClaimResponse,
   type ClaimResponseItem,
+  type ExplanationOfBenefit,
   type Money,
   type Task,
 } from '@hearth/core';
 import type { Repository } from '../storage/repository.js';
-import { ADJUDICATION, BILLING_TASK_SYSTEM, cents, compact, money, searchAll } from './common.js';
+import { ADJUDICATION, BILLING_TASK_SYSTEM, cents, compact, idOf, money, searchAll } from './common.js';
 import { SUBMISSION_CODE } from './claim-submit.js';
+import { checkExplainable, explanationOfBenefit } from './explanation-of-benefit.js';
 
 export interface ItemAnswer {
   sequence: number;
@@ -38,6 +42,8 @@ export interface Balance {
   adjustment: Money;
   balance: Money;
   responses: number;
+  /** The EOBs of the claim's active answers, oldest first. */
+  explanations: ExplanationOfBenefit[];
 }
 
 const category = (code: string) => ({ coding: [{ system: ADJUDICATION, code }] });
@@ -71,7 +77,7 @@ export async function recordResponse(
   claimId: string,
   input: ResponseInput,
   now = new Date(),
-): Promise<{ claimResponse: ClaimResponse; balance: Balance }> {
+): Promise<{ claimResponse: ClaimResponse; explanationOfBenefit: ExplanationOfBenefit; balance: Balance }> {
   return repo.withTransaction(async (tx) => {
     const claim = (await tx.readResource<Claim>('Claim', claimId)).resource;
     if (claim.status !== 'active') {
@@ -84,6 +90,7 @@ export async function recordResponse(
       );
     }
     checkAnswer(claim, input, (await settlement(tx, claim)).byItem);
+    checkExplainable(claim);
     const currency = claim.total?.currency ?? 'USD';
     const item: ClaimResponseItem[] = input.items.map((a) => {
       const submitted = cents(claim.item?.find((c) => c.sequence === a.sequence)?.net);
@@ -142,6 +149,7 @@ export async function recordResponse(
             },
     }) as ClaimResponse;
     const claimResponse = (await tx.createResource(response)).resource;
+    const eob = (await tx.createResource(explanationOfBenefit(claim, claimResponse))).resource;
     // The submission is answered.
     const tasks = await searchAll<Task>(
       tx,
@@ -162,7 +170,7 @@ export async function recordResponse(
         ],
       });
     }
-    return { claimResponse, balance: await claimBalance(tx, claim) };
+    return { claimResponse, explanationOfBenefit: eob, balance: await claimBalance(tx, claim) };
   });
 }
 
@@ -170,20 +178,29 @@ interface Settlement {
   paid: number;
   adjustment: number;
   responses: number;
+  /** The ids of the active ClaimResponses, those with outcome error included (a denial is explained too). */
+  active: Set<string>;
   /** Paid plus adjusted, in cents, by claim item sequence. */
   byItem: Map<number, number>;
 }
 
 /** What the claim's active ClaimResponses paid and adjusted; answers with outcome error count for nothing. */
 async function settlement(repo: Repository, claim: Claim): Promise<Settlement> {
-  const responses = (
+  const active = (
     await searchAll<ClaimResponse>(
       repo,
       'ClaimResponse',
       new URLSearchParams({ request: `Claim/${String(claim.id)}` }).toString(),
     )
-  ).filter((r) => r.status === 'active' && r.outcome !== 'error');
-  const result: Settlement = { paid: 0, adjustment: 0, responses: responses.length, byItem: new Map() };
+  ).filter((r) => r.status === 'active');
+  const responses = active.filter((r) => r.outcome !== 'error');
+  const result: Settlement = {
+    paid: 0,
+    adjustment: 0,
+    responses: responses.length,
+    active: new Set(active.map((r) => String(r.id))),
+    byItem: new Map(),
+  };
   for (const r of responses) {
     for (const item of r.item ?? []) {
       const amount = (code: string) =>
@@ -203,14 +220,25 @@ async function settlement(repo: Repository, claim: Claim): Promise<Settlement> {
 
 /** The balance of a claim: total - paid - adjustments. */
 export async function claimBalance(repo: Repository, claim: Claim): Promise<Balance> {
-  const { paid, adjustment, responses } = await settlement(repo, claim);
+  const { paid, adjustment, responses, active } = await settlement(repo, claim);
   const currency = claim.total?.currency ?? 'USD';
   const total = cents(claim.total);
+  // The EOBs of the active answers; one whose answer was withdrawn (not active) is left out.
+  const explanations = (
+    await searchAll<ExplanationOfBenefit>(
+      repo,
+      'ExplanationOfBenefit',
+      new URLSearchParams({ claim: `Claim/${String(claim.id)}` }).toString(),
+    )
+  )
+    .filter((e) => e.status === 'active' && active.has(idOf(e.claimResponse?.reference, 'ClaimResponse') ?? ''))
+    .sort((a, b) => a.created.localeCompare(b.created) || String(a.id).localeCompare(String(b.id)));
   return {
     total: money(total, currency),
     paid: money(paid, currency),
     adjustment: money(adjustment, currency),
     balance: money(total - paid - adjustment, currency),
     responses,
+    explanations,
   };
 }

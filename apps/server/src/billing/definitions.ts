@@ -109,7 +109,7 @@ export const RECORD_RESPONSE: OperationDefinition = operationDefinition({
   title: "Record the payer's answer to a claim",
   code: 'record-response',
   description:
-    "Records the payer's adjudication of a submitted Claim as a ClaimResponse: per item the amount paid (adjudication benefit) and the adjustment (submitted minus eligible), with the payment; completes the submission Task. Answers the ClaimResponse and the claim's balance.",
+    "Records the payer's adjudication of a submitted Claim as a ClaimResponse: per item the amount paid (adjudication benefit) and the adjustment (submitted minus eligible), with the payment; derives the ExplanationOfBenefit of the answer (the claim's parties, coverage and lines with the answer's adjudication, totals and payment); completes the submission Task; all in one transaction. Answers the ClaimResponse, the ExplanationOfBenefit and the claim's balance.",
   levels: { instance: true },
   resource: ['Claim'],
   affectsState: true,
@@ -124,7 +124,18 @@ export const RECORD_RESPONSE: OperationDefinition = operationDefinition({
       param('reason', 'in', '0..1', 'string', 'Why it was adjusted.'),
     ]),
     param('claimResponse', 'out', '1..1', 'ClaimResponse', 'The ClaimResponse, as stored.'),
+    param(
+      'explanationOfBenefit',
+      'out',
+      '1..1',
+      'ExplanationOfBenefit',
+      'The ExplanationOfBenefit of this answer, as stored (claim and claimResponse name its sources).',
+    ),
+    param('total', 'out', '1..1', 'Money', 'Claim.total.'),
+    param('paid', 'out', '1..1', 'Money', 'Paid over all counted answers.'),
+    param('adjustment', 'out', '1..1', 'Money', 'Adjusted over all counted answers.'),
     param('balance', 'out', '1..1', 'Money', 'What remains to collect: total - paid - adjustments.'),
+    param('responses', 'out', '1..1', 'integer', 'The ClaimResponses counted.'),
   ],
 });
 
@@ -135,7 +146,7 @@ export const CLAIM_BALANCE: OperationDefinition = operationDefinition({
   title: 'The balance of a claim',
   code: 'balance',
   description:
-    "The claim's total, what the payer paid and adjusted in its active ClaimResponses (those with outcome error count for nothing), and the balance: total - paid - adjustments.",
+    "The claim's total, what the payer paid and adjusted in its active ClaimResponses (those with outcome error count for nothing), and the balance: total - paid - adjustments. The ClaimResponses are the source of truth; the ExplanationOfBenefits of the active answers come with it, to show or link.",
   levels: { instance: true },
   resource: ['Claim'],
   affectsState: false,
@@ -145,6 +156,13 @@ export const CLAIM_BALANCE: OperationDefinition = operationDefinition({
     param('adjustment', 'out', '1..1', 'Money', 'The sum of submitted minus eligible amounts.'),
     param('balance', 'out', '1..1', 'Money', 'total - paid - adjustment.'),
     param('responses', 'out', '1..1', 'integer', 'The ClaimResponses counted.'),
+    param(
+      'explanationOfBenefit',
+      'out',
+      '0..*',
+      'ExplanationOfBenefit',
+      "The EOBs of the claim's active answers (outcome error included), oldest first.",
+    ),
   ],
 });
 

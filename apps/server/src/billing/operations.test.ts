@@ -228,6 +228,115 @@ describe('Claim/$record-response and $balance', () => {
     });
   });
 
+  it('stores the ExplanationOfBenefit of the answer, which $balance lists and a search by claim or patient finds', async () => {
+    const [response] = (
+      await t.app.inject({ url: `/fhir/R4/ClaimResponse?request=Claim/${claim.id}`, headers: t.authHeaders })
+    ).json().entry as Json[];
+    const found = await t.app.inject({
+      url: `/fhir/R4/ExplanationOfBenefit?claim=Claim/${claim.id}&patient=Patient/${f.patient.id}`,
+      headers: t.authHeaders,
+    });
+    expect(found.json().total).toBe(1);
+    const eob = found.json().entry[0].resource;
+    expect(eob).toMatchObject({
+      resourceType: 'ExplanationOfBenefit',
+      status: 'active',
+      use: 'claim',
+      outcome: 'complete',
+      disposition: 'Processed as primary',
+      patient: { reference: `Patient/${f.patient.id}` },
+      insurer: { reference: `Organization/${f.payer.id}` },
+      provider: { reference: `Organization/${f.clinic.id}` },
+      claim: { reference: `Claim/${claim.id}` },
+      claimResponse: { reference: `ClaimResponse/${response.resource.id}` },
+      insurance: [{ focal: true, coverage: { reference: `Coverage/${f.coverage.id}` } }],
+      careTeam: [{ provider: { reference: `Practitioner/${f.doctor.id}` } }],
+      payment: { amount: { value: 135.25, currency: 'USD' } },
+    });
+    expect(eob.total.map((x: Json) => [x.category.coding[0].code, x.amount.value])).toEqual([
+      ['submitted', 195.5],
+      ['benefit', 135.25],
+    ]);
+    const visit = (eob.item as Json[]).find((i) => i.productOrService.coding[0].code === '99213');
+    expect(visit).toMatchObject({ net: { value: 120 }, servicedDate: '2025-03-14' });
+    expect(visit?.adjudication.map((a: Json) => [a.category.coding[0].code, a.amount.value])).toEqual([
+      ['submitted', 120],
+      ['eligible', 100],
+      ['benefit', 80],
+    ]);
+    expect(eob.item).toHaveLength(3);
+    const balance = await operation(t, `Claim/${claim.id}/$balance`, undefined, 'GET');
+    expect(param(balance.body, 'explanationOfBenefit').map((p) => p.resource.id)).toEqual([eob.id]);
+  });
+
+  it('a partial answer, then an error, then the rest: one EOB each; a withdrawn answer leaves the balance and the list', async () => {
+    const g = await billingFixture(t, 'Partial');
+    await operation(t, `Encounter/${g.encounter.id}/$capture-charges`);
+    const built = (await operation(t, `Encounter/${g.encounter.id}/$build-claim`)).body;
+    expect((await operation(t, `Claim/${built.id}/$submit`)).status).toBe(200);
+    const line = (sequence: number, paid: number) => ({
+      name: 'item',
+      part: [
+        { name: 'sequence', valuePositiveInt: sequence },
+        { name: 'paid', valueDecimal: paid },
+      ],
+    });
+    const first = await operation(t, `Claim/${built.id}/$record-response`, [
+      { name: 'outcome', valueCode: 'partial' },
+      line(1, 50),
+    ]);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const firstEob = param(first.body, 'explanationOfBenefit')[0].resource;
+    expect(firstEob).toMatchObject({ outcome: 'partial', payment: { amount: { value: 50 } } });
+    expect(firstEob.item).toHaveLength(1);
+    const denied = await operation(t, `Claim/${built.id}/$record-response`, [
+      { name: 'outcome', valueCode: 'error' },
+      { name: 'disposition', valueString: 'Member not found' },
+    ]);
+    const deniedEob = param(denied.body, 'explanationOfBenefit')[0].resource;
+    expect(deniedEob).toMatchObject({ outcome: 'error', disposition: 'Member not found' });
+    expect(deniedEob.item).toBeUndefined();
+    const rest = await operation(t, `Claim/${built.id}/$record-response`, [line(2, 10), line(3, 20)]);
+    const restEob = param(rest.body, 'explanationOfBenefit')[0].resource;
+    expect(money(rest.body, 'paid')).toBe(80);
+    let balance = await operation(t, `Claim/${built.id}/$balance`, undefined, 'GET');
+    expect(param(balance.body, 'explanationOfBenefit').map((p) => p.resource.id)).toEqual([
+      firstEob.id,
+      deniedEob.id,
+      restEob.id,
+    ]);
+    // The payer's first answer was entered in error: it no longer counts, and its EOB is not listed.
+    const firstResponse = param(first.body, 'claimResponse')[0].resource;
+    await put(t, { ...firstResponse, meta: undefined, status: 'entered-in-error' });
+    balance = await operation(t, `Claim/${built.id}/$balance`, undefined, 'GET');
+    expect(money(balance.body, 'paid')).toBe(30);
+    expect(param(balance.body, 'explanationOfBenefit').map((p) => p.resource.id)).toEqual([deniedEob.id, restEob.id]);
+  });
+
+  it('refuses to answer a claim that names no payer, storing nothing', async () => {
+    const g = await billingFixture(t, 'Uncovered');
+    await operation(t, `Encounter/${g.encounter.id}/$capture-charges`);
+    const built = (await operation(t, `Encounter/${g.encounter.id}/$build-claim`)).body;
+    // Made active by hand, past $submit's checks.
+    await put(t, { ...built, meta: undefined, status: 'active', insurer: undefined });
+    const res = await operation(t, `Claim/${built.id}/$record-response`, [
+      {
+        name: 'item',
+        part: [
+          { name: 'sequence', valuePositiveInt: 1 },
+          { name: 'paid', valueDecimal: 1 },
+        ],
+      },
+    ]);
+    expect(res.status).toBe(422);
+    expect(res.body.issue[0].expression).toEqual(['Claim.insurer']);
+    const stored = await t.app.inject({
+      url: `/fhir/R4/ClaimResponse?request=Claim/${built.id}&_summary=count`,
+      headers: t.authHeaders,
+    });
+    expect(stored.json().total).toBe(0);
+  });
+
   it('refuses answers that do not fit the claim', async () => {
     const over = await operation(t, `Claim/${claim.id}/$record-response`, [
       {

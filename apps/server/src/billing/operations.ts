@@ -24,13 +24,15 @@ import { buildOptions, noParameters, responseInput } from './parameters.js';
 
 const parameters = (parameter: ParametersParameter[]): Parameters => ({ resourceType: 'Parameters', parameter });
 
-function balanceParameters(balance: Balance): ParametersParameter[] {
+/** The balance's amounts; with `explanations`, the claim's EOBs too ($balance). */
+function balanceParameters(balance: Balance, explanations = false): ParametersParameter[] {
   return [
     { name: 'total', valueMoney: balance.total },
     { name: 'paid', valueMoney: balance.paid },
     { name: 'adjustment', valueMoney: balance.adjustment },
     { name: 'balance', valueMoney: balance.balance },
     { name: 'responses', valueInteger: balance.responses },
+    ...(explanations ? balance.explanations.map((e) => ({ name: 'explanationOfBenefit', resource: e })) : []),
   ];
 }
 
@@ -87,9 +89,17 @@ export function registerBillingOperations(registry: OperationRegistry): void {
   registry.register({
     definition: RECORD_RESPONSE,
     handler: async (input) => {
-      const { claimResponse, balance } = await recordResponse(input.context.repo, idOf(input), responseInput(input));
+      const { claimResponse, explanationOfBenefit, balance } = await recordResponse(
+        input.context.repo,
+        idOf(input),
+        responseInput(input),
+      );
       return jsonResult(
-        parameters([{ name: 'claimResponse', resource: claimResponse }, ...balanceParameters(balance)]),
+        parameters([
+          { name: 'claimResponse', resource: claimResponse },
+          { name: 'explanationOfBenefit', resource: explanationOfBenefit },
+          ...balanceParameters(balance),
+        ]),
       );
     },
   });
@@ -97,7 +107,8 @@ export function registerBillingOperations(registry: OperationRegistry): void {
     definition: CLAIM_BALANCE,
     handler: async (input) => {
       noParameters(input, '$balance');
-      return jsonResult(parameters(balanceParameters(await claimBalance(input.context.repo, await readClaim(input)))));
+      const balance = await claimBalance(input.context.repo, await readClaim(input));
+      return jsonResult(parameters(balanceParameters(balance, true)));
     },
   });
   registry.register({

@@ -1,12 +1,12 @@
-// Appointment/{id}/$cancel: the Appointment turns cancelled and its Slots free, in one transaction.
+// Appointment/{id}/$cancel: the Appointment turns cancelled and its Slots free, in one transaction
+// (the Slots by the update rule of release.ts).
 import { conflict, fail, OperationOutcomeError, unprocessable, type Resource } from '@hearth/core';
 import type { OperationRegistration } from '../operations/registry.js';
 import { jsonResult } from '../operations/result.js';
 import type { Repository } from '../storage/repository.js';
-import { slotIdsOf, type AppointmentResource } from './appointments.js';
+import type { AppointmentResource } from './appointments.js';
 import { APPOINTMENT_CANCEL } from './definitions.js';
 import { readParameters } from './parameters.js';
-import { freeSlots } from './slots.js';
 
 /** Statuses after which an appointment is history, not something to cancel. */
 const FINISHED = ['fulfilled', 'noshow', 'entered-in-error', 'checked-in'];
@@ -37,16 +37,12 @@ export async function cancelAppointment(repo: Repository, id: string, reason: st
       unprocessable(`Appointment/${id} is ${appointment.status}: it can no longer be cancelled`, 'Appointment.status'),
     );
   }
-  return repo.withTransaction(async (tx) => {
-    const cancelled = await writeAppointmentAt(
-      tx,
-      { ...appointment, status: 'cancelled', ...(reason ? { cancelationReason: { text: reason } } : {}) },
-      read.versionId,
-    );
-    // Slots are the server's to keep (see book.ts): freed once the caller could cancel.
-    await freeSlots(tx.asServer(), slotIdsOf(appointment), id);
-    return cancelled;
-  });
+  // The update frees the Slots in its own transaction (release.ts), as a plain PUT of the status would.
+  return writeAppointmentAt(
+    repo,
+    { ...appointment, status: 'cancelled', ...(reason ? { cancelationReason: { text: reason } } : {}) },
+    read.versionId,
+  );
 }
 
 export function cancelOperation(): OperationRegistration {

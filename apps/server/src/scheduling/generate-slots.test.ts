@@ -123,6 +123,54 @@ describe('Schedule/$generate-slots', () => {
     expect(counts(lifted)).toEqual({ created: 0, updated: 4, deleted: 0, unchanged: 2, skipped: 2 });
   });
 
+  it('a time-range exception added later turns the slots it overlaps busy-unavailable in place; a booked one stays', async () => {
+    const g = await createScheduleFixture(t, WEEKDAY_MORNINGS, 'Meeting');
+    expect(counts(await operation(t, `Schedule/${g.schedule.id}/$generate-slots`, []))).toMatchObject({ created: 30 });
+    const patient = await createAs(t, { resourceType: 'Patient', name: [{ family: 'Eleven' }] });
+    const at = (hours: number) => new Date(g.monday + hours * 3_600_000).toISOString();
+    const eleven = (await slots(g.schedule.id)).find((s: { start: string }) => s.start === at(11));
+    expect(
+      (
+        await operation(t, 'Appointment/$book', [
+          { name: 'slot', valueReference: { reference: `Slot/${eleven.id}` } },
+          { name: 'patient', valueReference: { reference: `Patient/${patient.id}` } },
+        ])
+      ).statusCode,
+    ).toBe(201);
+    // A team meeting on Monday from 10:15 to 11:30 (UTC).
+    await setAvailability(g.schedule, {
+      ...WEEKDAY_MORNINGS,
+      notAvailableTime: [{ description: 'Team meeting', start: at(10.25), end: at(11.5) }],
+    });
+    const res = await operation(t, `Schedule/${g.schedule.id}/$generate-slots`, []);
+    expect(counts(res)).toEqual({ created: 0, updated: 2, deleted: 0, unchanged: 27, skipped: 1 });
+    const after = await slots(g.schedule.id);
+    expect(after).toHaveLength(30);
+    const monday = after.filter((s: { start: string }) => s.start < at(24));
+    expect(
+      monday.map((s: { start: string; status: string; comment?: string }) =>
+        [s.start.slice(11, 16), s.status, s.comment].filter(Boolean).join(' '),
+      ),
+    ).toEqual([
+      '09:00 free',
+      '09:30 free',
+      '10:00 busy-unavailable Team meeting',
+      '10:30 busy-unavailable Team meeting',
+      '11:00 busy',
+      '11:30 free',
+    ]);
+    // Nothing to do the second time, and an unavailable slot cannot be booked.
+    const again = await operation(t, `Schedule/${g.schedule.id}/$generate-slots`, []);
+    expect(counts(again)).toEqual({ created: 0, updated: 0, deleted: 0, unchanged: 29, skipped: 1 });
+    const ten = monday.find((s: { start: string }) => s.start === at(10));
+    const refused = await operation(t, 'Appointment/$book', [
+      { name: 'slot', valueReference: { reference: `Slot/${ten.id}` } },
+      { name: 'patient', valueReference: { reference: `Patient/${patient.id}` } },
+    ]);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toContain('busy-unavailable');
+  });
+
   it('answers 4xx naming what is wrong', async () => {
     const bare = await createAs(t, { resourceType: 'Schedule', active: true, actor: [{ display: 'Nobody' }] });
     const none = await operation(t, `Schedule/${bare.id}/$generate-slots`, []);

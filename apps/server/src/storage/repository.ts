@@ -1,4 +1,4 @@
-import type { Resource } from '@hearth/core';
+import { OperationOutcomeError, type Resource } from '@hearth/core';
 import { withTransaction, type PoolClient, type Queryable } from '../platform/postgres.js';
 import * as conditional from './conditional.js';
 import { assertStoredType, StorageContext } from './context.js';
@@ -107,9 +107,39 @@ export class Repository {
     return createMany(this.ctx, resources);
   }
 
-  /** Update, or create with a client-chosen id; with If-Match, a stale version is a 412. */
+  /**
+   * Update, or create with a client-chosen id; with If-Match, a stale version is a 412. The update
+   * rules that apply (types.ts: UpdateRule) run after it in its transaction.
+   */
   updateResource<T extends Resource>(resource: T, options: WriteOptions = {}): Promise<WriteResult & { resource: T }> {
-    return updateResource(this.ctx, resource, options);
+    const rules = (this.ctx.deps.updateRules ?? []).filter(
+      (r) => r.resourceType === resource.resourceType && r.applies(resource),
+    );
+    if (rules.length === 0) {
+      return updateResource(this.ctx, resource, options);
+    }
+    return this.withTransaction(async (tx) => {
+      const written = await updateResource(tx.ctx, resource, options);
+      const previous = written.created ? undefined : await tx.versionBefore(resource.resourceType, written);
+      for (const rule of rules) {
+        await rule.afterUpdate(tx, written.resource, previous);
+      }
+      return written;
+    });
+  }
+
+  /**
+   * The version an update replaced (history is gapless: the one numbered just before), as the
+   * server sees it: for a rule to compare, never shown to the caller. Undefined after a deletion.
+   */
+  private async versionBefore(resourceType: string, written: WriteResult): Promise<Resource | undefined> {
+    const id = written.resource.id as string;
+    try {
+      return (await this.asServer().readVersion(resourceType, id, String(written.versionId - 1))).resource;
+    } catch (e) {
+      if (e instanceof OperationOutcomeError && (e.status === 404 || e.status === 410)) return undefined;
+      throw e;
+    }
   }
 
   deleteResource(resourceType: string, id: string, options: WriteOptions = {}): Promise<void> {

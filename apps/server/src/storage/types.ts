@@ -12,6 +12,34 @@ export interface RepositoryDeps {
   clock?: () => Date;
   /** Checks the profiles a resource declares when its project enforces them (resources/profiles.ts). */
   profiles?: DeclaredProfileCheck;
+  /** Consequences of updates that commit with them, from domain modules (services.ts). */
+  updateRules?: readonly UpdateRule[];
+}
+
+/**
+ * The Repository (storage/repository.ts) an update rule is given, bound to the update's
+ * transaction. Named here by one member only because that file imports this one: a rule declares
+ * its parameter as `Repository`, which method parameters allow.
+ */
+export interface RuleRepository {
+  readonly scope: RepositoryScope;
+}
+
+/**
+ * A consequence of an update that must commit with it (scheduling: an Appointment written as
+ * cancelled frees its Slots), whichever way the update came: PUT, PATCH, a Bundle entry, GraphQL,
+ * a bot, an operation. Storage knows no domain; it runs the rules that apply, in the update's
+ * transaction, after the new version is written. A throw rolls the update back.
+ */
+export interface UpdateRule {
+  readonly resourceType: string;
+  /**
+   * Whether updating to `resource` may have a consequence, decided from the new content alone so
+   * that updates without one keep their one-statement path.
+   */
+  applies(resource: Resource): boolean;
+  /** Runs after the update; `previous` is the version it replaced (undefined when the update created). */
+  afterUpdate(repo: RuleRepository, written: Resource, previous: Resource | undefined): Promise<void>;
 }
 
 /** A read of one version: the stored JSON text is kept so it can be served without re-serialising. */

@@ -3,7 +3,7 @@
 // which R4 lacks: availableTime (days of week, start and end time) and notAvailableTime
 // (a description and a period), plus the time zone the times are in and the slot length.
 import { fail, unprocessable } from '../outcome.js';
-import { isTimeZone } from './zoned-time.js';
+import { isTimeZone, zonedToEpoch } from './zoned-time.js';
 
 export const AVAILABILITY_URL = 'https://hearth.dev/fhir/StructureDefinition/availability';
 
@@ -35,6 +35,25 @@ interface Extension {
   url?: string;
   extension?: Extension[];
   [value: string]: unknown;
+}
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** An exception as [start, end) in epoch ms: a date is its whole local day (an end date included). */
+export function exceptionRange(n: NotAvailableTime, timeZone: string): [number, number] {
+  const bound = (value: string | undefined, isEnd: boolean): number => {
+    if (!value) return isEnd ? Infinity : -Infinity;
+    const d = DATE_ONLY.exec(value);
+    if (!d) return Date.parse(value);
+    const midnight = { year: Number(d[1]), month: Number(d[2]), day: Number(d[3]), hour: 0, minute: 0, second: 0 };
+    if (!isEnd) return zonedToEpoch(midnight, timeZone);
+    const next = new Date(Date.UTC(midnight.year, midnight.month - 1, midnight.day + 1));
+    return zonedToEpoch(
+      { ...midnight, year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate() },
+      timeZone,
+    );
+  };
+  return [bound(n.start, false), bound(n.end, true)];
 }
 
 const TIME = /^([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?$/;
@@ -119,6 +138,8 @@ export function availabilityOf(schedule: { extension?: Extension[] }): Availabil
   let slotMinutes: number | undefined;
   const availableTime: AvailableTime[] = [];
   const notAvailableTime: NotAvailableTime[] = [];
+  /** Where each exception was, to name it once the zone its dates are in is known. */
+  const exceptionAt: string[] = [];
   for (const [i, part] of (ext.extension ?? []).entries()) {
     const at = `${where}.extension[${i}]`;
     switch (part.url) {
@@ -141,6 +162,7 @@ export function availabilityOf(schedule: { extension?: Extension[] }): Availabil
         break;
       case 'notAvailableTime':
         notAvailableTime.push(notAvailableTimeOf(part, at));
+        exceptionAt.push(at);
         break;
       default:
         fail(
@@ -154,6 +176,10 @@ export function availabilityOf(schedule: { extension?: Extension[] }): Availabil
   if (!timeZone) fail(unprocessable(`${where} needs a timeZone`, where));
   if (!slotMinutes) fail(unprocessable(`${where} needs slotMinutes`, where));
   if (availableTime.length === 0) fail(unprocessable(`${where} needs at least one availableTime`, where));
+  for (const [i, n] of notAvailableTime.entries()) {
+    const [start, end] = exceptionRange(n, timeZone);
+    if (end <= start) fail(unprocessable(`${exceptionAt[i]}: during ends before it starts`, exceptionAt[i]));
+  }
   return { timeZone, slotMinutes, availableTime, notAvailableTime };
 }
 

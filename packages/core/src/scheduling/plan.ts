@@ -1,6 +1,6 @@
 // The Slots an availability gives over a window of time: every slot-long step of each day's
 // working hours (in the schedule's zone), busy-unavailable where an exception covers it.
-import type { Availability, DayOfWeek, NotAvailableTime } from './availability.js';
+import { exceptionRange, type Availability, type DayOfWeek } from './availability.js';
 import { localParts, zonedToEpoch } from './zoned-time.js';
 
 export interface PlannedSlot {
@@ -14,25 +14,6 @@ export interface PlannedSlot {
 
 const DAY_OF_WEEK: DayOfWeek[] = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const DAY_MS = 86_400_000;
-const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** An exception as [start, end) in epoch ms: a date is its whole local day (an end date included). */
-export function exceptionRange(n: NotAvailableTime, timeZone: string): [number, number] {
-  const bound = (value: string | undefined, isEnd: boolean): number => {
-    if (!value) return isEnd ? Infinity : -Infinity;
-    const d = DATE_ONLY.exec(value);
-    if (!d) return Date.parse(value);
-    const midnight = { year: Number(d[1]), month: Number(d[2]), day: Number(d[3]), hour: 0, minute: 0, second: 0 };
-    if (!isEnd) return zonedToEpoch(midnight, timeZone);
-    const next = new Date(Date.UTC(midnight.year, midnight.month - 1, midnight.day + 1));
-    return zonedToEpoch(
-      { ...midnight, year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate() },
-      timeZone,
-    );
-  };
-  return [bound(n.start, false), bound(n.end, true)];
-}
-
 /**
  * The slots starting in [from, to) (epoch ms), in start order. Working hours are walked day by
  * day in the schedule's zone, so a slot at 09:00 stays at 09:00 local across daylight-saving changes.

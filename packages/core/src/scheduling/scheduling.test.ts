@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { OperationOutcomeError } from '../outcome.js';
-import { AVAILABILITY_URL, availabilityExtension, availabilityOf, type Availability } from './availability.js';
-import { exceptionRange, planSlots } from './plan.js';
+import {
+  AVAILABILITY_URL,
+  availabilityExtension,
+  availabilityOf,
+  exceptionRange,
+  type Availability,
+} from './availability.js';
+import { planSlots } from './plan.js';
 import { localDate, zonedToEpoch } from './zoned-time.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -84,6 +90,17 @@ describe('availabilityOf', () => {
     expect(problem((e) => e.extension.push({ url: 'colour', valueString: 'red' }))).toMatch(
       /extension\[3\]: the availability/,
     );
+    // An exception that ends before it starts: as dates (the end day included), and as dateTimes.
+    const during = (start: string, end: string) => (e: { extension: { url: string; [k: string]: unknown }[] }) =>
+      e.extension.push({
+        url: 'notAvailableTime',
+        extension: [{ url: 'during', valuePeriod: { start, end } }],
+      } as never);
+    expect(problem(during('2026-03-05', '2026-03-04'))).toMatch(
+      /^Schedule\.extension\[0\]\.extension\[3\]: .*during ends before it starts/,
+    );
+    expect(problem(during('2026-03-04T14:00:00+01:00', '2026-03-04T13:00:00+01:00'))).toMatch(/ends before it starts/);
+    expect(problem(during('2026-03-04', '2026-03-04'))).toBe('no error');
   });
 });
 

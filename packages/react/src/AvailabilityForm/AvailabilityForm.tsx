@@ -1,10 +1,9 @@
-import { Button, Checkbox, Group, NumberInput, Select, Stack, TextInput } from '@mantine/core';
+import { Button, Group, NumberInput, Select, Stack } from '@mantine/core';
 import {
+  AVAILABILITY_URL,
   availabilityExtension,
-  DAYS_OF_WEEK,
-  type Availability,
-  type DayOfWeek,
   type Extension,
+  type Parameters,
   type Reference,
   type Schedule,
 } from '@hearth/core';
@@ -13,56 +12,52 @@ import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcome
 import { ReferenceInput } from '../ReferenceInput/ReferenceInput.js';
 import { useHearth } from '../provider/HearthProvider.js';
 import { useAction } from '../provider/use-action.js';
+import { HoursFields, TimeOffFields } from './AvailabilityFields.js';
+import { draftAvailability, scheduleDraft, type AvailabilityDraft } from './availability-draft.js';
+
+/** What Schedule/$generate-slots did. */
+export interface SlotCounts {
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  skipped: number;
+}
 
 export interface AvailabilityFormProps {
-  /** Called with the new Schedule and how many slots were generated. */
-  onCreated: (schedule: Schedule, slots: number) => void;
+  /** The Schedule whose availability to change; without one, the form sets up a new Schedule. */
+  schedule?: Schedule;
+  /** Called with the stored Schedule and what generating its slots did. */
+  onSaved: (schedule: Schedule, slots: SlotCounts) => void;
 }
 
-const DAY_NAMES: Record<DayOfWeek, string> = {
-  mon: 'Monday',
-  tue: 'Tuesday',
-  wed: 'Wednesday',
-  thu: 'Thursday',
-  fri: 'Friday',
-  sat: 'Saturday',
-  sun: 'Sunday',
-};
+const WEEK_MS = 7 * 86_400_000;
 
-/** 'HH:MM' as minutes after midnight, or undefined. */
-export function minutesOfTime(value: string): number | undefined {
-  const m = /^(\d{2}):(\d{2})$/.exec(value);
-  return m ? Number(m[1]) * 60 + Number(m[2]) : undefined;
-}
-
-export interface AvailabilityDraft {
-  days: string[];
-  from: string;
-  to: string;
-  slotMinutes: number | string;
-  timeZone: string;
-}
-
-/** The availability of a draft, or the first thing wrong with it (for the form to show). */
-export function draftAvailability(d: AvailabilityDraft): Availability | string {
-  const start = minutesOfTime(d.from);
-  const end = minutesOfTime(d.to);
-  if (d.days.length === 0) return 'Choose at least one working day';
-  if (start === undefined || end === undefined) return 'Give the start and end of working hours';
-  if (end <= start) return 'Working hours must end after they start';
-  const minutes = Number(d.slotMinutes);
-  if (!Number.isInteger(minutes) || minutes < 5 || minutes > 720) return 'Slot length must be 5 to 720 minutes';
-  if (end - start < minutes) return 'Working hours are shorter than one slot';
+export function slotCounts(p: Parameters): SlotCounts {
+  const count = (name: string) => p.parameter?.find((q) => q.name === name)?.valueInteger ?? 0;
   return {
-    timeZone: d.timeZone,
-    slotMinutes: minutes,
-    availableTime: [{ daysOfWeek: d.days as DayOfWeek[], startMinute: start, endMinute: end }],
-    notAvailableTime: [],
+    created: count('created'),
+    updated: count('updated'),
+    deleted: count('deleted'),
+    unchanged: count('unchanged'),
+    skipped: count('skipped'),
   };
 }
 
-/** Sets up a practitioner's Schedule: working days and hours, slot length, time zone; then generates its slots. */
-export function AvailabilityForm({ onCreated }: AvailabilityFormProps): ReactNode {
+/** Weeks from now to the end of the schedule's planning horizon (at least 1), or 4. */
+function weeksOpen(schedule: Schedule | undefined, now: number): number {
+  const end = Date.parse(schedule?.planningHorizon?.end ?? '');
+  return Number.isNaN(end) ? 4 : Math.min(52, Math.max(1, Math.ceil((end - now) / WEEK_MS)));
+}
+
+/**
+ * A schedule's availability: working hours (days, start and end), slot length, time zone and
+ * time off; saved on the Schedule as its availability extension, then its slots generated for the
+ * weeks opened (Schedule/$generate-slots: time off gives busy-unavailable slots; running it again
+ * updates the slots in place, booked ones untouched). Without `schedule`, it sets up a new one
+ * for a practitioner (and a location).
+ */
+export function AvailabilityForm({ schedule, onSaved }: AvailabilityFormProps): ReactNode {
   const client = useHearth();
   const action = useAction();
   const localZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -72,71 +67,71 @@ export function AvailabilityForm({ onCreated }: AvailabilityFormProps): ReactNod
   }, [localZone]);
   const [practitioner, setPractitioner] = useState<Reference | undefined>();
   const [location, setLocation] = useState<Reference | undefined>();
-  const [draft, setDraft] = useState<AvailabilityDraft>({
-    days: ['mon', 'tue', 'wed', 'thu', 'fri'],
-    from: '09:00',
-    to: '17:00',
-    slotMinutes: 30,
-    timeZone: localZone,
+  // A malformed extension (written by hand) is shown, and the form starts from the defaults.
+  const [initial] = useState<{ draft: AvailabilityDraft; error?: unknown }>(() => {
+    try {
+      return { draft: scheduleDraft(schedule, localZone) };
+    } catch (error) {
+      return { draft: scheduleDraft(undefined, localZone), error };
+    }
   });
-  const [weeks, setWeeks] = useState<number | string>(4);
+  const [draft, setDraft] = useState<AvailabilityDraft>(initial.draft);
+  const [weeks, setWeeks] = useState<number | string>(() => weeksOpen(schedule, Date.now()));
   const set = (patch: Partial<AvailabilityDraft>) => setDraft((d) => ({ ...d, ...patch }));
 
   const submit = action.submit(async () => {
-    if (!practitioner?.reference) throw new Error('Choose the practitioner whose schedule this is');
+    if (!schedule && !practitioner?.reference) throw new Error('Choose the practitioner whose schedule this is');
     const availability = draftAvailability(draft);
     if (typeof availability === 'string') throw new Error(availability);
     const weeksAhead = Number(weeks);
     if (!Number.isInteger(weeksAhead) || weeksAhead < 1 || weeksAhead > 52) throw new Error('Open 1 to 52 weeks');
     const now = new Date();
-    const schedule = await client.createResource<Schedule>({
-      resourceType: 'Schedule',
-      active: true,
-      actor: [practitioner, ...(location?.reference ? [location] : [])],
-      planningHorizon: {
-        start: now.toISOString(),
-        end: new Date(now.getTime() + weeksAhead * 7 * 86_400_000).toISOString(),
-      },
-      extension: [availabilityExtension(availability) as Extension],
-    });
-    const counts = await client.generateSlots(schedule.id as string);
+    const planningHorizon = {
+      start: now.toISOString(),
+      end: new Date(now.getTime() + weeksAhead * WEEK_MS).toISOString(),
+    };
+    const extension = availabilityExtension(availability) as Extension;
+    const saved = schedule
+      ? await client.updateResource<Schedule>(
+          {
+            ...schedule,
+            planningHorizon,
+            extension: [...(schedule.extension ?? []).filter((e) => e.url !== AVAILABILITY_URL), extension],
+          },
+          // Someone else's change meanwhile is a 412 to show, not something to overwrite.
+          { ifMatch: schedule.meta?.versionId },
+        )
+      : await client.createResource<Schedule>({
+          resourceType: 'Schedule',
+          active: true,
+          actor: [practitioner as Reference, ...(location?.reference ? [location] : [])],
+          planningHorizon,
+          extension: [extension],
+        });
+    const counts = slotCounts(await client.generateSlots(saved.id as string));
     client.invalidateSearches('Schedule');
-    onCreated(schedule, counts.parameter?.find((p) => p.name === 'created')?.valueInteger ?? 0);
+    client.invalidateSearches('Slot');
+    onSaved(saved, counts);
   });
 
   return (
-    <form onSubmit={submit} aria-label="New schedule">
+    <form onSubmit={submit} aria-label={schedule ? 'Availability of the schedule' : 'New schedule'}>
       <Stack gap="sm">
-        <ReferenceInput
-          label="Practitioner"
-          targetTypes={['Practitioner']}
-          value={practitioner}
-          onChange={setPractitioner}
-          required
-        />
-        <ReferenceInput label="Location" targetTypes={['Location']} value={location} onChange={setLocation} />
-        <Checkbox.Group label="Working days" value={draft.days} onChange={(days) => set({ days })}>
-          <Group gap="sm" mt={4}>
-            {DAYS_OF_WEEK.map((d) => (
-              <Checkbox key={d} value={d} label={DAY_NAMES[d]} />
-            ))}
-          </Group>
-        </Checkbox.Group>
+        <OperationOutcomeAlert error={initial.error} title="The schedule's availability could not be read" />
+        {!schedule && (
+          <>
+            <ReferenceInput
+              label="Practitioner"
+              targetTypes={['Practitioner']}
+              value={practitioner}
+              onChange={setPractitioner}
+              required
+            />
+            <ReferenceInput label="Location" targetTypes={['Location']} value={location} onChange={setLocation} />
+          </>
+        )}
+        <HoursFields value={draft.hours} onChange={(hours) => set({ hours })} />
         <Group grow wrap="wrap" align="flex-start">
-          <TextInput
-            type="time"
-            label="Starts at"
-            value={draft.from}
-            onChange={(e) => set({ from: e.currentTarget.value })}
-            miw={120}
-          />
-          <TextInput
-            type="time"
-            label="Ends at"
-            value={draft.to}
-            onChange={(e) => set({ to: e.currentTarget.value })}
-            miw={120}
-          />
           <NumberInput
             label="Slot length (minutes)"
             min={5}
@@ -145,8 +140,6 @@ export function AvailabilityForm({ onCreated }: AvailabilityFormProps): ReactNod
             onChange={(v) => set({ slotMinutes: v })}
             miw={120}
           />
-        </Group>
-        <Group grow wrap="wrap" align="flex-start">
           <Select
             label="Time zone"
             data={zones}
@@ -159,10 +152,11 @@ export function AvailabilityForm({ onCreated }: AvailabilityFormProps): ReactNod
           />
           <NumberInput label="Weeks to open" min={1} max={52} value={weeks} onChange={setWeeks} miw={120} />
         </Group>
+        <TimeOffFields value={draft.timeOff} onChange={(timeOff) => set({ timeOff })} />
         <OperationOutcomeAlert error={action.error} />
         <Group justify="flex-end">
           <Button type="submit" loading={action.busy}>
-            Create schedule and slots
+            {schedule ? 'Save and update slots' : 'Create schedule and slots'}
           </Button>
         </Group>
       </Stack>

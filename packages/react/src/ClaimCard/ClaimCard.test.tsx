@@ -102,6 +102,38 @@ describe('ClaimCard', () => {
   it('shows the balance of a submitted claim and records the payer response per line', async () => {
     const user = userEvent.setup({ delay: null });
     let answered = false;
+    const category = (code: string) => ({
+      coding: [{ system: 'http://terminology.hl7.org/CodeSystem/adjudication', code }],
+    });
+    const eob = {
+      resourceType: 'ExplanationOfBenefit',
+      id: 'eob1',
+      status: 'active',
+      outcome: 'complete',
+      created: '2025-04-01T10:00:00Z',
+      disposition: 'Processed as primary',
+      item: [
+        {
+          sequence: 1,
+          productOrService: { coding: [{ code: '99213' }] },
+          adjudication: [
+            { category: category('submitted'), amount: usd(120) },
+            { category: category('eligible'), amount: usd(100) },
+            { category: category('benefit'), amount: usd(80) },
+          ],
+        },
+        {
+          sequence: 2,
+          productOrService: { coding: [{ code: '36415' }] },
+          adjudication: [
+            { category: category('submitted'), amount: usd(30) },
+            { category: category('eligible'), amount: usd(30) },
+            { category: category('benefit'), amount: usd(30) },
+          ],
+        },
+      ],
+      payment: { date: '2025-04-02', amount: usd(110) },
+    };
     const balance = () => ({
       resourceType: 'Parameters',
       parameter: [
@@ -110,6 +142,7 @@ describe('ClaimCard', () => {
         { name: 'adjustment', valueMoney: usd(answered ? 20 : 0) },
         { name: 'balance', valueMoney: usd(answered ? 20 : 150) },
         { name: 'responses', valueInteger: answered ? 1 : 0 },
+        ...(answered ? [{ name: 'explanationOfBenefit', resource: eob }] : []),
       ],
     });
     const { client, requests } = mockClient({
@@ -119,10 +152,12 @@ describe('ClaimCard', () => {
         return balance();
       },
     });
-    renderWithHearth(<ClaimCard claim={claim('active')} />, client);
+    const visited: string[] = [];
+    renderWithHearth(<ClaimCard claim={claim('active')} />, client, (to) => visited.push(to));
     const group = await screen.findByRole('group', { name: 'Claim balance' });
     expect(group.textContent).toContain('Balance $150.00');
     within(group).getByText("Awaiting the payer's answer");
+    expect(screen.queryByRole('list', { name: 'Explanations of benefit' })).toBeNull();
     await user.click(screen.getByRole('button', { name: 'Record payer response' }));
     await user.type(screen.getByRole('textbox', { name: 'Paid for line 1' }), '80');
     await user.type(screen.getByRole('textbox', { name: 'Adjustment for line 1' }), '20');
@@ -131,6 +166,18 @@ describe('ClaimCard', () => {
     await waitFor(() =>
       expect(screen.getByRole('group', { name: 'Claim balance' }).textContent).toContain('Balance $20.00'),
     );
+    // The payer's answer as its ExplanationOfBenefit: when, outcome, paid, written off, and a link to it.
+    const explained = screen.getByRole('list', { name: 'Explanations of benefit' });
+    const item = within(explained).getByRole('listitem', { name: 'Explanation of benefit of Apr 2, 2025' });
+    expect(item.textContent).toContain('Processed');
+    expect(item.textContent).toContain('Paid $110.00');
+    expect(item.textContent).toContain('Adjusted $20.00');
+    expect(item.textContent).toContain('2 lines');
+    expect(item.textContent).toContain('Processed as primary');
+    const link = within(item).getByRole('link', { name: 'EOB of Apr 2, 2025' });
+    expect(link.getAttribute('href')).toBe('/ExplanationOfBenefit/eob1');
+    await user.click(link);
+    expect(visited).toEqual(['/ExplanationOfBenefit/eob1']);
     const body = requests.find((r) => r.method === 'POST')?.body as { parameter: { name: string; part?: unknown[] }[] };
     expect(body.parameter.filter((p) => p.name === 'item')).toEqual([
       {

@@ -9,6 +9,7 @@ import { claimBalance, claimPdf, formatMoney, saveBlob, submitClaim, validateCla
 import { ScrollRegion } from '../util/scroll-region.js';
 import { ClaimPaymentForm } from './ClaimPaymentForm.js';
 import { BalanceBar } from './BalanceBar.js';
+import { ExplanationList } from './ExplanationList.js';
 
 export interface ClaimCardProps {
   claim: Claim;
@@ -42,7 +43,8 @@ function ProblemList({ issues }: { issues: OperationOutcomeIssue[] }): ReactNode
 
 /**
  * A claim and what can be done with it: its lines and total, validate (the problems listed with
- * their locations), submit, record the payer's answer, the balance as a bar, and the CMS-1500 PDF.
+ * their locations), submit, record the payer's answer, the balance as a bar with the payer's
+ * ExplanationOfBenefits (linked), and the CMS-1500 PDF.
  */
 export function ClaimCard({ claim, onChanged }: ClaimCardProps): ReactNode {
   const client = useHearth();
@@ -128,7 +130,12 @@ export function ClaimCard({ claim, onChanged }: ClaimCardProps): ReactNode {
               The claim is valid
             </Alert>
           ))}
-        {claim.status === 'active' && balance.data && <BalanceBar balance={balance.data} />}
+        {claim.status === 'active' && balance.data && (
+          <>
+            <BalanceBar balance={balance.data} />
+            <ExplanationList explanations={balance.data.explanations} />
+          </>
+        )}
         <OperationOutcomeAlert error={action.error ?? balance.error} />
         <Group gap="xs" wrap="wrap">
           {claim.status === 'draft' && (

@@ -4,11 +4,11 @@ import { useState, type ReactNode } from 'react';
 import { OperationOutcomeAlert } from '../OperationOutcomeAlert/OperationOutcomeAlert.js';
 import { useHearth } from '../provider/HearthProvider.js';
 import { useAction } from '../provider/use-action.js';
-import { recordClaimResponse, type BalanceAnswer, type ItemPayment } from '../util/billing.js';
+import { recordClaimResponse, type ItemPayment, type RecordedResponse } from '../util/billing.js';
 
 export interface ClaimPaymentFormProps {
   claim: Claim;
-  onSaved: (balance: BalanceAnswer) => void;
+  onSaved: (answer: RecordedResponse) => void;
   onCancel?: () => void;
 }
 
@@ -27,9 +27,10 @@ export function ClaimPaymentForm({ claim, onSaved, onCancel }: ClaimPaymentFormP
       .filter((i) => paid[i.sequence] !== undefined && paid[i.sequence] !== '')
       .map((i) => ({ sequence: i.sequence, paid: amount(paid[i.sequence]), adjustment: amount(adjusted[i.sequence]) }));
     if (payments.length === 0) throw new Error('Enter what the payer paid for at least one line');
-    const balance = await recordClaimResponse(client, claim.id as string, payments, disposition.trim() || undefined);
+    const answer = await recordClaimResponse(client, claim.id as string, payments, disposition.trim() || undefined);
     client.invalidateSearches('ClaimResponse');
-    onSaved(balance);
+    client.invalidateSearches('ExplanationOfBenefit');
+    onSaved(answer);
   });
   return (
     <form onSubmit={save} aria-label="Payer response">

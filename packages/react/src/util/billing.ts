@@ -4,6 +4,7 @@ import type {
   ChargeItem,
   Claim,
   Coverage,
+  ExplanationOfBenefit,
   HearthClient,
   Money,
   OperationOutcome,
@@ -47,7 +48,12 @@ export interface BalanceAnswer {
   adjustment?: Money;
   balance?: Money;
   responses: number;
+  /** The ExplanationOfBenefits of the claim's active answers, oldest first. */
+  explanations: ExplanationOfBenefit[];
 }
+
+/** What recording an answer gives: the balance's amounts and the answer's ExplanationOfBenefit. */
+export type RecordedResponse = Omit<BalanceAnswer, 'explanations'> & { explanationOfBenefit?: ExplanationOfBenefit };
 
 const part = (p: Parameters, name: string) => (p.parameter ?? []).filter((q) => q.name === name);
 
@@ -59,6 +65,7 @@ export function balanceOf(p: Parameters): BalanceAnswer {
     adjustment: money('adjustment'),
     balance: money('balance'),
     responses: part(p, 'responses')[0]?.valueInteger ?? 0,
+    explanations: part(p, 'explanationOfBenefit').map((q) => q.resource as ExplanationOfBenefit),
   };
 }
 
@@ -103,7 +110,7 @@ export async function recordClaimResponse(
   claimId: string,
   items: ItemPayment[],
   disposition?: string,
-): Promise<BalanceAnswer> {
+): Promise<RecordedResponse> {
   const body: Parameters = {
     resourceType: 'Parameters',
     parameter: [
@@ -119,7 +126,10 @@ export async function recordClaimResponse(
       })),
     ],
   };
-  return balanceOf(await client.post<Parameters>(client.fhirUrl('Claim', claimId, '$record-response'), body));
+  const { explanations, ...amounts } = balanceOf(
+    await client.post<Parameters>(client.fhirUrl('Claim', claimId, '$record-response'), body),
+  );
+  return { ...amounts, explanationOfBenefit: explanations[0] };
 }
 
 export async function claimBalance(client: HearthClient, claimId: string): Promise<BalanceAnswer> {
