@@ -29,6 +29,7 @@ import type { OperationRegistry } from '../operations/registry.js';
 import { outboundRequest, type OutboundPolicy } from '../platform/outbound-http.js';
 import type { Pool } from '../platform/postgres.js';
 import { INDEX_TABLES } from '../storage/migrations/0100-search-index.js';
+import { AnalyzeHold } from '../storage/analyze-hold.js';
 import { storageKeyOf, withStorageKey } from '../storage/binary-key.js';
 import type { BinaryStore } from '../storage/binary-store.js';
 import type { PreparedBulk } from '../storage/bulk-write.js';
@@ -60,6 +61,9 @@ interface InputResult {
 }
 
 class ImportCancelled extends Error {}
+
+/** The search tables an import writes: the index tables and the distinct string values (migration 104). */
+const SEARCH_TABLES = [...INDEX_TABLES, 'search_string_text'];
 
 function lineOutcome(input: ImportInput, line: number, text: string, expression?: string): OperationOutcome {
   return {
@@ -165,7 +169,8 @@ async function importInput(
     const results = await job.repo.writeBulk(prepared);
     let written = 0;
     results.forEach((result, i) => {
-      if (result.outcome) problems.push({ line: lines[i].line, outcome: refused(input, lines[i].line, result.outcome) });
+      if (result.outcome)
+        problems.push({ line: lines[i].line, outcome: refused(input, lines[i].line, result.outcome) });
       else written++;
     });
     count += written;
@@ -243,10 +248,17 @@ async function runImport(deps: BulkImportDeps, params: ImportParams, job: AsyncJ
   const results: InputResult[] = [];
   const written = new Set<string>();
   let total = 0;
+  // The tables the import fills are analyzed by the import, not at each tenth of growth (analyze-hold.ts).
+  const types = [...new Set(params.inputs.map((i) => i.type))];
+  const hold = await AnalyzeHold.take(deps.pool, [
+    ...types.flatMap((t) => [resourceTable(t), historyTable(t)]),
+    ...SEARCH_TABLES,
+  ]);
   try {
     for (const [index, input] of params.inputs.entries()) {
       const count = await importInput(deps, job, input, params.fhirBase, errors, async (n) => {
         total += n;
+        hold.refresh();
         await job.progress(index / params.inputs.length, `${input.type}: ${total} resources`);
       });
       if (count > 0) written.add(input.type);
@@ -261,9 +273,13 @@ async function runImport(deps: BulkImportDeps, params: ImportParams, job: AsyncJ
     });
   } finally {
     // The planner's statistics follow the new rows: the next searches are planned on them.
-    if (written.size > 0) {
-      const tables = [...written].flatMap((t) => [resourceTable(t), historyTable(t)]);
-      await deps.pool.query(`ANALYZE ${[...tables, ...INDEX_TABLES].join(', ')}`);
+    try {
+      if (written.size > 0) {
+        const tables = [...written].flatMap((t) => [resourceTable(t), historyTable(t)]);
+        await deps.pool.query(`ANALYZE ${[...tables, ...SEARCH_TABLES].join(', ')}`);
+      }
+    } finally {
+      await hold.release();
     }
   }
   const errorFile = await writeErrors(deps, job.repo, errors);

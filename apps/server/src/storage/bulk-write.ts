@@ -19,7 +19,7 @@ import { buildVersion, idTaken, laterThan, toEvent, type WriteItem } from './ver
 import { checkDeclaredProfiles, createMany, updateResource, validate } from './write.js';
 
 /** How many resources are checked between two turns of the event loop (a batch's write runs meanwhile). */
-const YIELD_EVERY = 25;
+const YIELD_EVERY = 5;
 
 /** One resource of a batch after the checks a create makes (prepareBulk). */
 interface PreparedItem {

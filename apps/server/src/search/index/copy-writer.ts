@@ -49,7 +49,10 @@ export async function copyIndexRows(client: PoolClient, entries: IndexEntry[]): 
   for (const e of entries) {
     add(e, null);
     for (const c of e.rows?.contained ?? []) {
-      add({ resourceType: c.resourceType, id: `${e.id}#${c.id}`, projectId: e.projectId, rows: c.rows, replace: false }, e.id);
+      add(
+        { resourceType: c.resourceType, id: `${e.id}#${c.id}`, projectId: e.projectId, rows: c.rows, replace: false },
+        e.id,
+      );
     }
   }
   for (const kind of KINDS) {
