@@ -116,6 +116,16 @@ export function withAuditOutbox(
           return rows.entries.length ? [...parts, part(rows, param, guard)] : parts;
         }
       : undefined,
+    copyRows: inner.copyRows
+      ? async (client, versions) => {
+          if (!(await inner.copyRows?.(client, versions))) return false;
+          const rows = outboxRows(capture, versions, onPatient);
+          if (rows.entries.length) {
+            await client.query(OUTBOX_INSERT, [rows.projects, rows.entries]);
+          }
+          return true;
+        }
+      : undefined,
     async index(client, versions) {
       await inner.index(client, versions);
       const rows = outboxRows(capture, versions, onPatient);

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../test/app.js';
+import { addTestMember } from '../test/auth.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const FHIR = 'application/fhir+json';
@@ -53,12 +54,17 @@ async function kickOff(body: Json, prefer = true) {
   });
 }
 
-async function importOf(body: Json): Promise<Json> {
-  const kick = await kickOff(body);
+async function importOf(body: Json, headers: Record<string, string> = t.authHeaders): Promise<Json> {
+  const kick = await t.app.inject({
+    method: 'POST',
+    url: '/fhir/R4/$import',
+    headers: { ...headers, 'content-type': FHIR, prefer: 'respond-async' },
+    payload: body,
+  });
   expect(kick.statusCode, kick.body).toBe(202);
   const location = path(kick.headers['content-location'] as string);
   for (let i = 0; i < 600; i++) {
-    const poll = await t.app.inject({ url: location, headers: t.authHeaders });
+    const poll = await t.app.inject({ url: location, headers });
     if (poll.statusCode !== 202) {
       expect(poll.statusCode, poll.body).toBe(200);
       return poll.json();
@@ -69,8 +75,8 @@ async function importOf(body: Json): Promise<Json> {
   throw new Error('import did not finish');
 }
 
-async function lines(url: string): Promise<Json[]> {
-  const res = await t.app.inject({ url: path(url), headers: { ...t.authHeaders, accept: 'application/fhir+ndjson' } });
+async function lines(url: string, headers: Record<string, string> = t.authHeaders): Promise<Json[]> {
+  const res = await t.app.inject({ url: path(url), headers: { ...headers, accept: 'application/fhir+ndjson' } });
   return res.body
     .trim()
     .split('\n')
@@ -150,6 +156,78 @@ describe('POST [base]/$import', () => {
     expect(result.output[0].count).toBe(1);
     const read = await t.app.inject({ url: '/fhir/R4/Patient/imp-1', headers: t.authHeaders });
     expect(read.json()).toMatchObject({ gender: 'other', meta: { versionId: '2' } });
+  }, 60_000);
+
+  it('writes a line whose id came earlier in its file as the next version, and refuses text the database cannot store', async () => {
+    const bin = await binary(
+      [
+        JSON.stringify({ resourceType: 'Patient', id: 'imp-dup', gender: 'female' }),
+        JSON.stringify({ resourceType: 'Patient', id: 'imp-other' }),
+        JSON.stringify({ resourceType: 'Patient', id: 'imp-dup', gender: 'male' }),
+        '{"resourceType":"Patient","id":"imp-nul","name":[{"family":"a\\u0000b"}]}',
+      ].join('\n'),
+    );
+    const result = await importOf(manifest([{ type: 'Patient', url: `Binary/${bin}` }]));
+    expect(result.output[0].count).toBe(3);
+    const errors = await lines(result.error[0].url as string);
+    expect(errors.map((e) => e.issue[0].diagnostics)).toEqual([
+      `Binary/${bin} line 4: Patient.name[0].family contains a NUL character (U+0000), which is not allowed`,
+    ]);
+    const read = await t.app.inject({ url: '/fhir/R4/Patient/imp-dup', headers: t.authHeaders });
+    expect(read.json()).toMatchObject({ gender: 'male', meta: { versionId: '2' } });
+    const history = await t.app.inject({ url: '/fhir/R4/Patient/imp-dup/_history', headers: t.authHeaders });
+    expect(history.json().entry).toHaveLength(2);
+  }, 60_000);
+
+  it('writes as the requester: their access policy refuses lines one by one, the others are written', async () => {
+    const policy = await t.app.inject({
+      method: 'POST',
+      url: '/fhir/R4/AccessPolicy',
+      headers: { ...t.authHeaders, 'content-type': FHIR },
+      payload: {
+        resourceType: 'AccessPolicy',
+        resource: [
+          { resourceType: 'Observation', criteria: 'Observation?status=final' },
+          { resourceType: 'AsyncJob' },
+          { resourceType: 'Binary' },
+        ],
+      },
+    });
+    expect(policy.statusCode, policy.body).toBe(201);
+    const member = await addTestMember(t.app, t.services, t.testProject.projectId, {
+      membership: { accessPolicy: { reference: `AccessPolicy/${policy.json().id}` } },
+    });
+    const observation = (id: string, status: string) =>
+      JSON.stringify({ resourceType: 'Observation', id, status, code: { text: 'policy' } });
+    const observations = await binary(
+      [
+        observation('imp-final', 'final'),
+        observation('imp-prelim', 'preliminary'),
+        observation('imp-final2', 'final'),
+      ].join('\n'),
+    );
+    const patients = await binary(JSON.stringify({ resourceType: 'Patient', id: 'imp-not-allowed' }));
+    const result = await importOf(
+      manifest([
+        { type: 'Observation', url: `Binary/${observations}` },
+        { type: 'Patient', url: `Binary/${patients}` },
+      ]),
+      member.headers,
+    );
+    expect(result.output.map((o: Json) => o.count)).toEqual([2, 0]);
+    const errors = await lines(result.error[0].url as string, member.headers);
+    expect(errors.map((e) => e.issue[0].diagnostics)).toEqual([
+      expect.stringMatching(new RegExp(`^Binary/${observations} line 2: `)),
+      expect.stringMatching(new RegExp(`^Binary/${patients} line 1: `)),
+    ]);
+    for (const [url, status] of [
+      ['Observation/imp-final', 200],
+      ['Observation/imp-final2', 200],
+      ['Observation/imp-prelim', 404],
+      ['Patient/imp-not-allowed', 404],
+    ] as const) {
+      expect((await t.app.inject({ url: `/fhir/R4/${url}`, headers: t.authHeaders })).statusCode, url).toBe(status);
+    }
   }, 60_000);
 
   it('fetches URLs through the outbound address rules', async () => {

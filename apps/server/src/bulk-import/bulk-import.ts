@@ -3,20 +3,22 @@
  * (202 + Content-Location of an AsyncJob, X-Progress while it runs, DELETE cancels). Each input's
  * NDJSON is fetched through the outbound address rules (platform/outbound-http.ts), or read from a
  * Binary of the project, and written as the requester (their access policy applies), a batch of
- * lines at a time through Repository.createMany: validation and index rows exactly as any create,
- * with the resource, history and index rows of the whole batch in one multi-row statement. A batch
- * that meets an id already stored is written line by line as updates instead. A line that is not
- * JSON, not of the input's type, or not valid becomes an OperationOutcome (with its input and line
- * number) in the result's error file. The tables written are ANALYZEd at the end.
+ * lines at a time through Repository.prepareBulk / writeBulk (storage/bulk-write.ts): validation
+ * and index rows exactly as any write, ids kept (a stored id gets a new version), and the
+ * resource, history and index rows of the whole batch written with COPY in one transaction, while
+ * the next batch is checked. A line that is not JSON, not of the input's type, or not valid
+ * becomes an OperationOutcome (with its input and line number) in the result's error file; the
+ * other lines of its batch are written. Listeners (subscriptions) hear of every write, as of any
+ * other. The tables written are ANALYZEd at the end.
  */
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import {
   badRequest,
   fail,
+  findUnstorable,
   generateId,
   isValidId,
-  OperationOutcomeError,
   type OperationOutcome,
   type Resource,
 } from '@hearth/core';
@@ -27,16 +29,18 @@ import type { OperationRegistry } from '../operations/registry.js';
 import { outboundRequest, type OutboundPolicy } from '../platform/outbound-http.js';
 import type { Pool } from '../platform/postgres.js';
 import { INDEX_TABLES } from '../storage/migrations/0100-search-index.js';
+import { AnalyzeHold } from '../storage/analyze-hold.js';
 import { storageKeyOf, withStorageKey } from '../storage/binary-key.js';
 import type { BinaryStore } from '../storage/binary-store.js';
+import type { PreparedBulk } from '../storage/bulk-write.js';
 import type { Repository } from '../storage/repository.js';
 import { historyTable, resourceTable } from '../storage/tables.js';
 import { BULK_IMPORT } from './definition.js';
 import { parseManifest, type ImportInput, type ImportManifest } from './manifest.js';
 
 export const IMPORT_KIND = 'bulk-import';
-/** Lines written per createMany (one multi-row statement for the resources and their index rows). */
-export const IMPORT_BATCH = 500;
+/** Lines written per batch (one transaction: COPY of the resource, history and index rows). */
+export const IMPORT_BATCH = 1000;
 
 export interface BulkImportDeps {
   asyncJobs: AsyncJobs;
@@ -57,6 +61,9 @@ interface InputResult {
 }
 
 class ImportCancelled extends Error {}
+
+/** The search tables an import writes: the index tables and the distinct string values (migration 104). */
+const SEARCH_TABLES = [...INDEX_TABLES, 'search_string_text'];
 
 function lineOutcome(input: ImportInput, line: number, text: string, expression?: string): OperationOutcome {
   return {
@@ -99,59 +106,44 @@ async function openInput(
 }
 
 /** The OperationOutcome of a line the repository refused. */
-function refused(input: ImportInput, line: number, err: OperationOutcomeError): OperationOutcome {
-  const issue = err.outcome.issue?.[0];
+function refused(input: ImportInput, line: number, outcome: OperationOutcome): OperationOutcome {
+  const issue = outcome.issue?.[0];
   return lineOutcome(input, line, issue?.diagnostics ?? issue?.details?.text ?? 'not written', issue?.expression?.[0]);
 }
 
-/** Tries the batch as one createMany; true when it was written. */
-async function createAll(repo: Repository, batch: { resource: Resource }[]): Promise<boolean> {
-  try {
-    await repo.createMany(batch.map((b) => b.resource));
-    return true;
-  } catch (err) {
-    if (!(err instanceof OperationOutcomeError)) throw err;
-    return false;
+/** Why a parsed line cannot be imported before any write is tried; undefined when it may be. */
+function lineProblem(input: ImportInput, line: number, text: string, value: unknown): OperationOutcome | undefined {
+  const resource = value as Resource | null;
+  if (!resource || typeof resource !== 'object' || resource.resourceType !== input.type) {
+    return lineOutcome(input, line, `not a ${input.type}`, 'resourceType');
   }
+  if (resource.id === undefined) resource.id = generateId();
+  if (!isValidId(resource.id)) {
+    return lineOutcome(input, line, `id ${String(resource.id)} is not a valid id`, `${input.type}.id`);
+  }
+  // Text PostgreSQL cannot store (a NUL, an unpaired surrogate) comes only from a JSON escape, as
+  // for a request body (http/storable-input.ts); such a line would fail its batch's COPY.
+  const found = text.includes('\\u') ? findUnstorable(resource) : undefined;
+  if (found) {
+    const where = found.inName ? `a property name in ${found.path}` : found.path;
+    return lineOutcome(input, line, `${where} contains ${found.what}, which is not allowed`, found.path || undefined);
+  }
+  return undefined;
+}
+
+interface Line {
+  line: number;
+  resource: Resource;
 }
 
 /**
- * Writes one batch: all at once; when that is refused, the invalid lines are set aside (each
- * checked as a write would check it) and the rest tried at once again; when that is refused too
- * (an id already stored), line by line as updates.
+ * Imports one input, a batch of IMPORT_BATCH lines at a time, in a pipeline: while one batch is
+ * written (Repository.writeBulk: one transaction, COPY), the next is read, parsed and checked
+ * (Repository.prepareBulk: validation and index rows, CPU), so the server's and the database's
+ * work overlap. A line whose id is already in the batch being filled starts a new batch: the
+ * later line is then an update of the earlier. Returns how many resources were written; each
+ * refused line adds an OperationOutcome (in line order) to `errors`.
  */
-async function writeBatch(
-  repo: Repository,
-  input: ImportInput,
-  batch: { line: number; resource: Resource }[],
-  errors: OperationOutcome[],
-): Promise<number> {
-  if (batch.length === 0) return 0;
-  if (await createAll(repo, batch)) return batch.length;
-  const valid = batch.filter(({ line, resource }) => {
-    try {
-      repo.check(resource);
-      return true;
-    } catch (err) {
-      if (!(err instanceof OperationOutcomeError)) throw err;
-      errors.push(refused(input, line, err));
-      return false;
-    }
-  });
-  if (valid.length < batch.length && valid.length > 0 && (await createAll(repo, valid))) return valid.length;
-  let written = 0;
-  for (const { line, resource } of valid) {
-    try {
-      await repo.updateResource(resource);
-      written++;
-    } catch (err) {
-      if (!(err instanceof OperationOutcomeError)) throw err;
-      errors.push(refused(input, line, err));
-    }
-  }
-  return written;
-}
-
 async function importInput(
   deps: BulkImportDeps,
   job: AsyncJobContext,
@@ -167,39 +159,72 @@ async function importInput(
     errors.push(lineOutcome(input, 0, `could not be read: ${(err as Error).message}`));
     return 0;
   }
+  const problems: { line: number; outcome: OperationOutcome }[] = [];
   let count = 0;
-  let line = 0;
-  let batch: { line: number; resource: Resource }[] = [];
-  const flush = async () => {
-    const written = await writeBatch(job.repo, input, batch, errors);
+  let batch: Line[] = [];
+  const ids = new Set<string>();
+  let writing: Promise<void> | undefined;
+  let failure: { err: unknown } | undefined;
+  const write = async (lines: Line[], prepared: PreparedBulk): Promise<void> => {
+    const results = await job.repo.writeBulk(prepared);
+    let written = 0;
+    results.forEach((result, i) => {
+      if (result.outcome)
+        problems.push({ line: lines[i].line, outcome: refused(input, lines[i].line, result.outcome) });
+      else written++;
+    });
     count += written;
-    batch = [];
     await onBatch(written);
+  };
+  /** Waits for the batch being written; its failure (not a line's: the database's) fails the import. */
+  const settle = async (): Promise<void> => {
+    await writing;
+    writing = undefined;
+    if (failure) throw failure.err;
     if (await job.cancelled()) throw new ImportCancelled();
   };
-  for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
-    line++;
-    if (text.trim() === '') continue;
-    let resource: Resource;
-    try {
-      resource = JSON.parse(text) as Resource;
-    } catch {
-      errors.push(lineOutcome(input, line, 'not JSON'));
-      continue;
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const lines = batch;
+    batch = [];
+    ids.clear();
+    const prepared = await job.repo.prepareBulk(lines.map((l) => l.resource));
+    await settle();
+    writing = write(lines, prepared).catch((err: unknown) => {
+      failure = { err };
+    });
+  };
+  try {
+    let line = 0;
+    for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
+      line++;
+      if (text.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        problems.push({ line, outcome: lineOutcome(input, line, 'not JSON') });
+        continue;
+      }
+      const problem = lineProblem(input, line, text, value);
+      if (problem) {
+        problems.push({ line, outcome: problem });
+        continue;
+      }
+      const resource = value as Resource & { id: string };
+      if (ids.has(resource.id)) await flush();
+      batch.push({ line, resource });
+      ids.add(resource.id);
+      if (batch.length >= IMPORT_BATCH) await flush();
     }
-    if (!resource || typeof resource !== 'object' || resource.resourceType !== input.type) {
-      errors.push(lineOutcome(input, line, `not a ${input.type}`, 'resourceType'));
-      continue;
-    }
-    if (resource.id === undefined) resource.id = generateId();
-    if (!isValidId(resource.id)) {
-      errors.push(lineOutcome(input, line, `id ${String(resource.id)} is not a valid id`, `${input.type}.id`));
-      continue;
-    }
-    batch.push({ line, resource });
-    if (batch.length >= IMPORT_BATCH) await flush();
+    await flush();
+    await settle();
+  } finally {
+    // Whatever ended the import (a cancellation, a failure), the batch in flight is waited for.
+    await writing;
+    problems.sort((a, b) => a.line - b.line);
+    errors.push(...problems.map((p) => p.outcome));
   }
-  await flush();
   return count;
 }
 
@@ -223,10 +248,17 @@ async function runImport(deps: BulkImportDeps, params: ImportParams, job: AsyncJ
   const results: InputResult[] = [];
   const written = new Set<string>();
   let total = 0;
+  // The tables the import fills are analyzed by the import, not at each tenth of growth (analyze-hold.ts).
+  const types = [...new Set(params.inputs.map((i) => i.type))];
+  const hold = await AnalyzeHold.take(deps.pool, [
+    ...types.flatMap((t) => [resourceTable(t), historyTable(t)]),
+    ...SEARCH_TABLES,
+  ]);
   try {
     for (const [index, input] of params.inputs.entries()) {
       const count = await importInput(deps, job, input, params.fhirBase, errors, async (n) => {
         total += n;
+        hold.refresh();
         await job.progress(index / params.inputs.length, `${input.type}: ${total} resources`);
       });
       if (count > 0) written.add(input.type);
@@ -241,9 +273,13 @@ async function runImport(deps: BulkImportDeps, params: ImportParams, job: AsyncJ
     });
   } finally {
     // The planner's statistics follow the new rows: the next searches are planned on them.
-    if (written.size > 0) {
-      const tables = [...written].flatMap((t) => [resourceTable(t), historyTable(t)]);
-      await deps.pool.query(`ANALYZE ${[...tables, ...INDEX_TABLES].join(', ')}`);
+    try {
+      if (written.size > 0) {
+        const tables = [...written].flatMap((t) => [resourceTable(t), historyTable(t)]);
+        await deps.pool.query(`ANALYZE ${[...tables, ...SEARCH_TABLES].join(', ')}`);
+      }
+    } finally {
+      await hold.release();
     }
   }
   const errorFile = await writeErrors(deps, job.repo, errors);

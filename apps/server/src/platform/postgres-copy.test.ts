@@ -54,4 +54,28 @@ describe('copyRows against PostgreSQL', () => {
       { numRuns: 60 },
     );
   });
+
+  it('stores rows that span the pieces it sends, whatever text falls on their edges', async () => {
+    // Fields of every UTF-8 width, some larger than a piece (256 kB), so that pieces end inside
+    // rows, between fields and next to multi-byte characters.
+    const unit = ['a', '\t', 'é', '中', '😀', '\\'];
+    const rows = Array.from({ length: 40 }, (_, i) => {
+      const size = i % 7 === 0 ? 300_000 : 1 + ((i * 7919) % 40_000);
+      const t = Array.from({ length: size }, (_, k) => unit[(k + i) % unit.length]).join('');
+      return [t, i, Buffer.from([i]), [[...t].slice(0, 10).join('')]];
+    });
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await copyRows(client, 'copy_probe', ['t', 'n', 'b', 'a'], rows);
+      const stored = await client.query<{ t: string; n: number; b: Buffer; a: string[] }>(
+        'SELECT t, n::int AS n, b, a FROM copy_probe ORDER BY n',
+      );
+      await client.query('ROLLBACK');
+      expect(stored.rows.length).toBe(rows.length);
+      stored.rows.forEach((row, i) => expect(row).toEqual({ t: rows[i][0], n: i, b: rows[i][2], a: rows[i][3] }));
+    } finally {
+      client.release();
+    }
+  });
 });

@@ -34,8 +34,40 @@ export function copyField(value: CopyValue): string {
 /** Rows as the text COPY reads: fields separated by tabs, rows ended by newlines. */
 export function copyText(rows: readonly (readonly CopyValue[])[]): string {
   let text = '';
-  for (const row of rows) text += `${row.map(copyField).join('\t')}\n`;
+  for (const row of rows) text += copyLine(row);
   return text;
+}
+
+function copyLine(row: readonly CopyValue[]): string {
+  return `${row.map(copyField).join('\t')}\n`;
+}
+
+/**
+ * Bytes sent per piece. The pieces are filled field by field: building a batch's text as one
+ * string and then encoding it made three copies of every resource's JSON in fresh memory, which
+ * cost more than the rest of the COPY on the client side.
+ */
+const CHUNK_BYTES = 256 * 1024;
+
+/** The COPY text of `rows`, encoded a piece at a time, as the connection takes them. */
+function* copyChunks(rows: readonly (readonly CopyValue[])[]): Generator<Buffer> {
+  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let at = 0;
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) {
+      const text = copyField(row[i]);
+      // A field is at most 3 bytes per UTF-16 unit; the exact length is asked only when that may not fit.
+      const needed = at + 3 * text.length + 2 <= CHUNK_BYTES ? 0 : Buffer.byteLength(text) + 2;
+      if (needed > 0 && at + needed > CHUNK_BYTES) {
+        if (at > 0) yield chunk.subarray(0, at);
+        chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, needed));
+        at = 0;
+      }
+      at += chunk.write(text, at);
+      chunk[at++] = i === row.length - 1 ? 0x0a : 0x09; // newline ends the row, tab the field
+    }
+  }
+  if (at > 0) yield chunk.subarray(0, at);
 }
 
 /** Inserts `rows` into `table (columns)` with COPY, on the client's connection (inside its transaction, if any). */
@@ -47,5 +79,5 @@ export async function copyRows(
 ): Promise<void> {
   if (rows.length === 0) return;
   const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
-  await pipeline(Readable.from([copyText(rows)]), stream);
+  await pipeline(Readable.from(copyChunks(rows), { objectMode: false }), stream);
 }

@@ -3,7 +3,7 @@ import type { Logger } from '../platform/logger.js';
 import { guardConnectionErrors, pgErrorCode, type Pool } from '../platform/postgres.js';
 
 /** LOCK ... NOWAIT on a table locked in a conflicting mode. */
-const PG_LOCK_NOT_AVAILABLE = '55P03';
+export const PG_LOCK_NOT_AVAILABLE = '55P03';
 
 /** How the statistics refresher connects, and when it analyzes a table. */
 export interface AutoAnalyzerOptions {
@@ -20,8 +20,8 @@ export interface AutoAnalyzerOptions {
 export const BASE_THRESHOLD = 50;
 const DEFAULT_INTERVAL_MS = 5000;
 
-/** The advisory lock of one table's ANALYZE, shared by every process on the database. */
-const LOCK_KEY = `hashtextextended('hearth-analyze:' || $1::text, 0)`;
+/** The advisory lock of one table's ANALYZE, shared by every process on the database (and by analyze-hold.ts). */
+export const LOCK_KEY = `hashtextextended('hearth-analyze:' || $1::text, 0)`;
 
 /**
  * A table (pg_class `c`) whose live rows grew or shrank past the threshold since its last ANALYZE
@@ -31,7 +31,7 @@ const LOCK_KEY = `hashtextextended('hearth-analyze:' || $1::text, 0)`;
  * analyzed nor vacuumed (reltuples -1): PostgreSQL forgets its counts after a crash, and
  * pg_restore loads without analyzing.
  */
-const STALE = `(abs(pg_stat_get_live_tuples(c.oid) - greatest(c.reltuples, 0)) > $1 + $2 * greatest(c.reltuples, 0)
+export const STALE = `(abs(pg_stat_get_live_tuples(c.oid) - greatest(c.reltuples, 0)) > $1 + $2 * greatest(c.reltuples, 0)
    OR (c.reltuples < 0 AND pg_relation_size(c.oid) > 0))`;
 
 /**

@@ -97,6 +97,9 @@ export function withChangeNotices(inner: SearchIndexer, notices: ChangeNotices, 
       ? async (db, version, param, guard) =>
           notices.watches(version.resourceType) ? undefined : inner.replacedResourceParts?.(db, version, param, guard)
       : undefined,
+    copyRows: inner.copyRows
+      ? async (client, versions) => !watched(versions) && ((await inner.copyRows?.(client, versions)) ?? false)
+      : undefined,
     async index(client, versions) {
       await inner.index(client, versions);
       for (const message of notices.messagesFor(versions)) {

@@ -1,6 +1,7 @@
 import { OperationOutcomeError, type Resource } from '@hearth/core';
 import { withTransaction, type PoolClient, type Queryable } from '../platform/postgres.js';
 import * as conditional from './conditional.js';
+import { prepareBulk, writeBulk, type BulkResult, type PreparedBulk } from './bulk-write.js';
 import { assertStoredType, StorageContext } from './context.js';
 import { readHistory } from './history.js';
 import { readCurrentRow, readResource, readResources, readVersion } from './read.js';
@@ -105,6 +106,19 @@ export class Repository {
   /** Creates many new resources, which already carry their final ids, in as few statements as possible. */
   createMany(resources: Resource[]): Promise<WriteResult[]> {
     return createMany(this.ctx, resources);
+  }
+
+  /**
+   * Bulk writes ($import), in two steps so that a caller can check the next batch while the last
+   * one is written: prepareBulk checks and builds each resource as a create would (CPU only),
+   * writeBulk writes the batch (ids kept: new ones created, stored ones updated) and answers per resource.
+   */
+  prepareBulk(resources: Resource[]): Promise<PreparedBulk> {
+    return prepareBulk(this.ctx, resources);
+  }
+
+  writeBulk(prepared: PreparedBulk): Promise<BulkResult[]> {
+    return writeBulk(this.ctx, prepared);
   }
 
   /**

@@ -111,6 +111,14 @@ export interface SearchIndexer {
     param: (value: unknown, cast: string) => string,
     guard: string,
   ): Promise<string[] | undefined>;
+  /**
+   * Bulk writes ($import): writes every index row of `versions` with COPY in the caller's
+   * transaction, after deleting the stored rows of those that replace an earlier version
+   * (versionId > 1). Returns false, having written nothing, when a version needs more than rows
+   * (a SearchParameter reindexes its project, terminology resources fill their own tables, watched
+   * types announce their writes): the caller then takes the ordinary write path.
+   */
+  copyRows?(client: PoolClient, versions: StoredVersion[]): Promise<boolean>;
 }
 
 /** Finds the ids of resources matching a FHIR search query string, for conditional interactions. */

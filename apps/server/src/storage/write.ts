@@ -41,7 +41,7 @@ export function validate(ctx: StorageContext, resource: Resource): void {
  * Throws the 422 of a resource that does not conform to the profiles its meta.profile declares,
  * when its project enforces them (setting enforceProfiles; hl7.org/fhir/R4/http.html#2.21.0.17.1).
  */
-async function checkDeclaredProfiles(ctx: StorageContext, resource: Resource): Promise<void> {
+export async function checkDeclaredProfiles(ctx: StorageContext, resource: Resource): Promise<void> {
   if (!ctx.deps.profiles || !resource.meta?.profile?.length) {
     return;
   }

@@ -82,6 +82,10 @@ export function withTerminologyIndexing(
       ? async (db, version, param, guard) =>
           TYPES.has(version.resourceType) ? undefined : inner.replacedResourceParts?.(db, version, param, guard)
       : undefined,
+    copyRows: inner.copyRows
+      ? async (client, versions) =>
+          !versions.some((v) => TYPES.has(v.resourceType)) && ((await inner.copyRows?.(client, versions)) ?? false)
+      : undefined,
     async index(client: PoolClient, versions: StoredVersion[]): Promise<void> {
       await inner.index(client, versions);
       await indexTerminology(client, versions, globalProjects);

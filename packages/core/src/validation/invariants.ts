@@ -9,6 +9,7 @@ import r4Model from 'fhirpath/fhir-context/r4/index.js';
 import type { OperationOutcomeIssue } from '../fhir-types.js';
 import { createIssue } from '../outcome.js';
 import type { ValidatorConstraint } from './schema.js';
+import { HOLDS_WITHOUT_EVALUATION } from './invariant-shortcuts.js';
 
 /**
  * Invariants of R4 that are not evaluated as written, each with the reason. The others are
@@ -93,8 +94,12 @@ export class InvariantChecker {
     issues: OperationOutcomeIssue[],
   ): void {
     const variables = { resource: context.resource, rootResource: context.rootResource };
+    const isObject = typeof node === 'object' && node !== null && !Array.isArray(node);
     for (const constraint of constraints) {
       const expression = INVARIANT_CORRECTIONS[constraint.key]?.expression ?? constraint.expression;
+      if (isObject && HOLDS_WITHOUT_EVALUATION.get(expression)?.(node as Record<string, unknown>)) {
+        continue;
+      }
       const evaluate = this.evaluator(expression, isResource ? undefined : typeName);
       if (!evaluate) {
         continue;

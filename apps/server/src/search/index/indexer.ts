@@ -7,6 +7,7 @@ import type { SearchParamRegistry } from '../registry/project-params.js';
 import { extractRows } from './extract.js';
 import { rowChanges } from './row-changes.js';
 import type { RowSet } from './rows.js';
+import { copyIndexRows } from './copy-writer.js';
 import { indexRowParts, writeIndexRows, type IndexEntry, type RowChanges } from './writer.js';
 
 export interface IndexerOptions {
@@ -90,6 +91,26 @@ export class Indexer implements SearchIndexer {
         replace: true,
       })),
     );
+  }
+
+  async copyRows(client: PoolClient, versions: StoredVersion[]): Promise<boolean> {
+    if (versions.some((v) => v.resourceType === 'SearchParameter' || v.deleted || !v.resource)) {
+      return false;
+    }
+    for (const projectId of new Set(versions.map((v) => v.projectId))) {
+      await this.options.registry.ensure(client, projectId);
+    }
+    await copyIndexRows(
+      client,
+      versions.map((v) => ({
+        resourceType: v.resourceType,
+        id: v.id,
+        projectId: v.projectId,
+        rows: this.rowsOf(v.resource as Resource, v.projectId),
+        replace: v.versionId > 1,
+      })),
+    );
+    return true;
   }
 
   async newResourceParts(
