@@ -38,6 +38,8 @@ const { values: args } = parseArgs({
     scale: { type: 'string', default: '1' },
     // --only measures: how many times the 100 Synthea patients are loaded (10: 1,000 patients).
     copies: { type: 'string', default: '10' },
+    // --only measures: keep the database in HEARTH_BENCH_DATA_DIR and load only the copies it lacks.
+    'keep-data': { type: 'boolean', default: false },
     // Comma-separated parts of workload names: only those are measured (e.g. --filter create,update).
     filter: { type: 'string', default: '' },
     email: { type: 'string', default: 'bench-admin@example.com' },
@@ -187,7 +189,7 @@ async function main(): Promise<void> {
   }
   if (args.only === 'measures') {
     const admin = { email: args.email as string, password: args.password as string };
-    return runMeasuresBench(admin, { runs, copies: Number(args.copies) }, log);
+    return runMeasuresBench(admin, { runs, copies: Number(args.copies), keepData: args['keep-data'] === true }, log);
   }
   if (args.only === 'app') {
     const admin = { email: args.email as string, password: args.password as string };

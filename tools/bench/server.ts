@@ -13,6 +13,8 @@ export interface BenchServer {
   peakMemoryMb(): number | undefined;
   /** CPU time the server process has used so far (user + system), in ms: a figure the machine's other load barely moves. */
   cpuMs(): number | undefined;
+  /** The last few kB the server wrote to stdout and stderr (its log), to explain a failure. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -53,17 +55,19 @@ function serverNodeArgs(): string[] {
  * PostgreSQL under .hearth-bench/ unless DATABASE_URL is set. `options.databaseUrl` starts another
  * process on the database of one already running (several processes on one database), with a
  * data directory of its own named by `options.label`; `options.env` overrides the settings below.
+ * `options.keepData` starts on the data directory as it is (HEARTH_BENCH_DATA_DIR, data loaded by
+ * an earlier run) and leaves it there when stopped.
  */
 export async function startServer(
   admin: { email: string; password: string },
-  options: { databaseUrl?: string; label?: string; env?: Record<string, string> } = {},
+  options: { databaseUrl?: string; label?: string; env?: Record<string, string>; keepData?: boolean } = {},
 ): Promise<BenchServer> {
   const port = await freePort();
   const pgPort = await freePort();
   // One directory per benchmark process, so that two benchmarks on one machine never wipe each other's database.
   const base = process.env.HEARTH_BENCH_DATA_DIR || `.hearth-bench/${process.pid}`;
   const dataDir = resolve(options.label ? `${base}-${options.label}` : base);
-  rmSync(dataDir, { recursive: true, force: true });
+  if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
   const databaseUrl =
     options.databaseUrl || process.env.DATABASE_URL || `postgres://postgres:postgres@127.0.0.1:${pgPort}/hearth`;
   const child: ChildProcess = spawn(
@@ -132,6 +136,9 @@ export async function startServer(
     cpuMs() {
       return processCpuMs(pid);
     },
+    output() {
+      return output;
+    },
     async stop() {
       if (child.exitCode !== null) {
         return;
@@ -142,7 +149,7 @@ export async function startServer(
       if (child.exitCode === null) {
         child.kill('SIGKILL');
       }
-      if (!process.env.HEARTH_BENCH_DATA_DIR || options.label) {
+      if (!options.keepData && (!process.env.HEARTH_BENCH_DATA_DIR || options.label)) {
         rmSync(dataDir, { recursive: true, force: true });
       }
     },

@@ -39,6 +39,7 @@ import { createMessagingModule } from './messaging/module.js';
 import { appBaseUrl } from './auth/deps.js';
 import { registerSchedulingOperations, SCHEDULING_UPDATE_RULES } from './scheduling/module.js';
 import { evaluateMeasureOperation } from './measures/evaluate.js';
+import { MeasureCache } from './measures/measure-cache.js';
 import { registerBulkExport } from './export/bulk-export.js';
 import { registerBulkImport } from './bulk-import/bulk-import.js';
 import { createGraphqlModule, type GraphqlModule } from './graphql/module.js';
@@ -266,10 +267,16 @@ export async function createServices(
   materializer.register(operations);
   materializer.start();
   // Value sets as the caller sees the terminology: its readable projects plus the global content.
+  // Prepared measure logic is kept between evaluations until a Measure, Library or terminology write.
+  const measureCache = new MeasureCache({ maxAgeMs: config.cacheMaxAgeMs });
+  notices.on(['Measure', 'Library', 'ValueSet', 'CodeSystem'], () => measureCache.forget());
   operations.register(
     evaluateMeasureOperation({
       search: search.service,
       expandValueSet: (url, repo) => expandForSearch(pool, { projects: repo.scope.readProjects }, url),
+      patientCompartments: (resource) => search.patientCompartmentsOf(resource),
+      elementTokenParam: (type, element, projectId) => search.elementTokenParam(type, element, projectId),
+      cache: measureCache,
     }),
   );
   registerBulkExport(operations, {

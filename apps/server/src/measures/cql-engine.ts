@@ -1,13 +1,23 @@
-// Runs a Measure's CQL (as ELM JSON) with cql-execution, the cqframework engine for JavaScript,
-// and cql-exec-fhir's FHIR 4.0.1 model over the records Hearth reads as the caller. Patients are
-// evaluated in batches so that the engine's results never hold more than one batch in memory.
+// Runs a Measure's CQL (as ELM JSON) with cql-execution, the cqframework engine for JavaScript, over
+// the records Hearth reads as the caller, as cql-exec-fhir's FHIR 4.0.1 objects (cql-data.ts).
+// Patients are evaluated one at a time, each in its own PatientContext, and only the expressions
+// the Measure names (and what they reference) are evaluated: Executor.exec would evaluate every
+// definition of the main library and keep every patient's results until the end. Between two
+// patients the engine yields to the event loop, so the database reads of the next batch (and
+// other requests) progress while a long evaluation runs.
 import { fail, unprocessable, type Resource } from '@hearth/core';
-import { DateTime, Executor, Interval, Repository as ElmRepository, type PatientObject } from 'cql-execution';
-import cqlFhir, { type FhirPatientSource } from 'cql-exec-fhir';
+import {
+  DateTime,
+  Interval,
+  PatientContext,
+  Repository as ElmRepository,
+  type Library,
+  type TerminologyProvider,
+} from 'cql-execution';
+import { patientObject } from './cql-data.js';
 import type { Elm } from './library.js';
-import type { RecordPrefetcher } from './records.js';
+import type { PatientRecord } from './records.js';
 import { evaluated, type Evaluated } from './values.js';
-import type { ExpandedValueSets } from './value-sets.js';
 
 export interface SubjectValues {
   patientId: string;
@@ -22,129 +32,121 @@ export interface SubjectFailure {
   message: string;
 }
 
-/** How many patients one engine run takes before its results are read and dropped. */
-const BATCH = 50;
-export const MEASUREMENT_PERIOD = 'Measurement Period';
-
-/** cql-execution's DataProvider over records already read. */
-class RecordsSource {
-  private index = 0;
-  private current: PatientObject | undefined;
-
-  constructor(
-    private readonly records: Resource[][],
-    private readonly fhir: FhirPatientSource,
-  ) {
-    this.current = this.load();
-  }
-
-  currentPatient(): PatientObject | undefined {
-    return this.current;
-  }
-
-  nextPatient(): PatientObject | undefined {
-    this.index++;
-    this.current = this.load();
-    return this.current;
-  }
-
-  private load(): PatientObject | undefined {
-    const record = this.records[this.index];
-    if (!record) return undefined;
-    this.fhir.reset();
-    this.fhir.loadBundles([recordBundle(record)]);
-    return this.fhir.currentPatient();
-  }
+/** What runs the criteria over batches of records: the CQL engine or the FHIRPath one. */
+export interface MeasureEngine {
+  run(
+    batches: AsyncIterable<PatientRecord[]>,
+    sink: SubjectSink,
+    failed?: (failure: SubjectFailure) => void,
+  ): Promise<void>;
 }
 
-function recordBundle(record: Resource[]): unknown {
-  return { resourceType: 'Bundle', type: 'collection', entry: record.map((resource) => ({ resource })) };
+export const MEASUREMENT_PERIOD = 'Measurement Period';
+
+/** Lets the event loop run (I/O, other requests) between two patients. */
+export const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/**
+ * The main library resolved with its includes by cql-execution (its expression trees): built once
+ * per set of library versions (measure-cache.ts keeps it), shared by evaluations, which keep their
+ * state in their own contexts.
+ */
+export function resolveLibrary(libraries: Elm[], main: Elm): Library {
+  const data: Record<string, Elm> = {};
+  libraries.forEach((lib, i) => (data[`lib${i}`] = lib));
+  const { id, version } = main.library.identifier;
+  let library: Library | undefined;
+  try {
+    library = new ElmRepository(data).resolve(id, version);
+  } catch (err) {
+    fail(unprocessable(`The ELM of library ${id} cannot be loaded: ${(err as Error).message}`, 'Measure.library'));
+  }
+  if (!library) fail(unprocessable(`Library ${id} could not be resolved from its ELM`, 'Measure.library'));
+  return library;
 }
 
 export interface CqlEngineOptions {
-  libraries: Elm[];
-  main: Elm;
-  valueSets: ExpandedValueSets;
+  library: Library;
+  valueSets: TerminologyProvider;
   period: { cqlStart: string; cqlEnd: string };
   /** The expressions to read per patient, and whether each is read as a boolean-basis population. */
   expressions: Map<string, { boolean: boolean }>;
+  /** The evaluation's Now(), the same for every patient. */
+  now: Date;
 }
 
-export class CqlEngine {
-  private readonly executor: Executor;
+export class CqlEngine implements MeasureEngine {
+  private readonly parameters: Record<string, unknown> = {};
+  private readonly executionDateTime: DateTime;
 
   constructor(private readonly options: CqlEngineOptions) {
-    const data: Record<string, Elm> = {};
-    options.libraries.forEach((lib, i) => (data[`lib${i}`] = lib));
-    const { id, version } = options.main.library.identifier;
-    let library;
-    try {
-      library = new ElmRepository(data).resolve(id, version);
-    } catch (err) {
-      fail(unprocessable(`The ELM of library ${id} cannot be loaded: ${(err as Error).message}`, 'Measure.library'));
-    }
-    if (!library) fail(unprocessable(`Library ${id} could not be resolved from its ELM`, 'Measure.library'));
-    const defined = new Set(Object.keys(library.expressions ?? {}));
+    const { library } = options;
+    const id = library.name;
     for (const name of options.expressions.keys()) {
-      if (!defined.has(name)) {
+      const def = library.expressions[name] as { context?: string } | undefined;
+      if (!def) {
         fail(unprocessable(`Library ${id} defines no expression "${name}" (named by the Measure)`, 'Measure.group'));
       }
+      if (def.context && def.context !== 'Patient') {
+        fail(
+          unprocessable(
+            `Library ${id}: expression "${name}" is in context ${def.context}; Hearth evaluates Patient context criteria`,
+            'Measure.group',
+          ),
+        );
+      }
     }
-    const parameters: Record<string, unknown> = {};
     if (library.parameters?.[MEASUREMENT_PERIOD]) {
-      parameters[MEASUREMENT_PERIOD] = new Interval(
+      this.parameters[MEASUREMENT_PERIOD] = new Interval(
         DateTime.parse(options.period.cqlStart),
         DateTime.parse(options.period.cqlEnd),
         true,
         true,
       );
     }
-    this.executor = new Executor(library, options.valueSets, parameters);
+    this.executionDateTime = DateTime.fromJSDate(options.now);
   }
 
   /**
-   * Evaluates every record the prefetcher hands out, in batches; each patient's values go to
-   * `sink`. When a batch fails, its patients are evaluated one by one: a patient whose data makes
-   * the logic fail goes to `failed` (or, without `failed`, the whole evaluation is a 422).
+   * Evaluates every record of every batch; each patient's values go to `sink`. A patient whose
+   * data makes the logic fail goes to `failed` (or, without `failed`, the whole evaluation is a 422).
    */
-  async run(records: RecordPrefetcher, sink: SubjectSink, failed?: (failure: SubjectFailure) => void): Promise<void> {
-    fhirSource ??= cqlFhir.PatientSource.FHIRv401();
-    const fhir = fhirSource;
-    for (;;) {
-      const batch: Resource[][] = [];
-      let next;
-      while (batch.length < BATCH && (next = await records.take())) {
-        if (next.record) batch.push(next.record); // unreadable by the caller: not part of the population
-      }
-      if (batch.length === 0) return;
-      try {
-        this.collect(await this.executor.exec(new RecordsSource(batch, fhir)), sink);
-      } catch (err) {
-        if (batch.length === 1) {
-          if (!failed) this.fail(batch[0], err);
-          failed({ patientId: String(batch[0][0].id), message: (err as Error).message });
+  async run(
+    batches: AsyncIterable<PatientRecord[]>,
+    sink: SubjectSink,
+    failed?: (failure: SubjectFailure) => void,
+  ): Promise<void> {
+    for await (const batch of batches) {
+      for (const record of batch) {
+        let values: Map<string, Evaluated>;
+        try {
+          values = await this.evaluate(record);
+        } catch (err) {
+          if (!failed) this.fail(record, err);
+          failed({ patientId: String(record[0].id), message: (err as Error).message });
+          continue;
+        } finally {
+          await yieldToLoop();
         }
-        for (const record of batch.length > 1 ? batch : []) {
-          try {
-            this.collect(await this.executor.exec(new RecordsSource([record], fhir)), sink);
-          } catch (e) {
-            if (!failed) this.fail(record, e);
-            failed({ patientId: String(record[0].id), message: (e as Error).message });
-          }
-        }
+        sink({ patientId: String(record[0].id), values });
       }
-      // Let other requests run between batches.
-      await new Promise((r) => setImmediate(r));
     }
   }
 
-  private collect(results: { patientResults: unknown }, sink: SubjectSink): void {
-    const byPatient = results.patientResults as Record<string, Record<string, unknown>>;
-    for (const [patientId, result] of Object.entries(byPatient)) {
-      const values = new Map<string, Evaluated>();
-      for (const [name, { boolean }] of this.options.expressions) values.set(name, evaluated(result[name], boolean));
-      sink({ patientId, values });
+  private async evaluate(record: Resource[]): Promise<Map<string, Evaluated>> {
+    const { library } = this.options;
+    const ctx = new PatientContext(
+      library,
+      patientObject(record),
+      this.options.valueSets,
+      this.parameters,
+      this.executionDateTime,
+    );
+    const values = new Map<string, Evaluated>();
+    for (const [name, { boolean }] of this.options.expressions) {
+      values.set(name, evaluated(await library.expressions[name].execute(ctx), boolean));
     }
+    return values;
   }
 
   private fail(record: Resource[], err: unknown): never {
@@ -156,6 +158,3 @@ export class CqlEngine {
     );
   }
 }
-
-/** cql-exec-fhir's PatientSource parses its model info when made: one per process (its use is synchronous). */
-let fhirSource: FhirPatientSource | undefined;

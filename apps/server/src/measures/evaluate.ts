@@ -1,7 +1,8 @@
 // Measure/$evaluate-measure (hl7.org/fhir/R4/measure-operation-evaluate-measure.html): evaluates a
 // Measure for one patient, a Group's patients, or every patient the caller may read, and answers
 // the MeasureReport; `persist=true` (POST) also stores it through the caller's repository. All data
-// is read as the caller (records.ts), so access policies decide who is in the population. Free of HTTP.
+// is read as the caller (records.ts), so access policies decide who is in the population. Patients
+// are read and evaluated a batch at a time, so memory stays bounded whatever their number. Free of HTTP.
 import { badRequest, fail, unprocessable, type Resource } from '@hearth/core';
 import { standardDefinition } from '../operations/definitions/standard.js';
 import type { OperationRegistration } from '../operations/registry.js';
@@ -9,34 +10,30 @@ import { jsonResult } from '../operations/result.js';
 import { compartmentMemberTypes } from '../search/compartments.js';
 import type { SearchService } from '../search/service.js';
 import type { Repository } from '../storage/repository.js';
-import { CqlEngine, type SubjectFailure, type SubjectValues } from './cql-engine.js';
+import { CqlEngine, type MeasureEngine, type SubjectFailure, type SubjectValues } from './cql-engine.js';
 import { FhirPathEngine, fhirPathTypes } from './fhirpath-engine.js';
-import { declaredValueSets, findMeasure, loadLibraries, retrievedTypes } from './library.js';
+import { findMeasure } from './library.js';
 import { expressionsOf, measureDefinition } from './model.js';
 import { evaluateParameters, type EvaluateParameters } from './parameters.js';
-import { compartmentRecords, readablePatientIds, RecordPrefetcher } from './records.js';
+import { prepareLogic, typeQueries, type PrepareDeps } from './prepare.js';
+import { compartmentTypes, patientBatches, recordBatches, type RecordSource, type TypeQuery } from './records.js';
 import { measureReport } from './report.js';
 import { addSupplemental, addToGroup, newGroupTally, newSupplementalTally } from './tally.js';
-import { ExpandedValueSets } from './value-sets.js';
 
 type Json = Record<string, unknown>;
 
-export interface MeasureDeps {
+export interface MeasureDeps extends PrepareDeps {
   search: SearchService;
-  /** A value set's codes as this caller sees the terminology ($expand). */
-  expandValueSet(url: string, repo: Repository): Promise<{ system?: string; code: string }[]>;
-  /** How many patient records are read ahead of the engine (default 4). */
-  readAhead?: number;
+  /** The Patient compartments a resource is in, as stored (search's patientCompartmentsOf). */
+  patientCompartments(resource: Resource): string[];
+  /** The token parameter indexing one element of a type in a project (search's elementTokenParam). */
+  elementTokenParam(resourceType: string, element: string, projectId: string): Promise<string | undefined>;
+  /** Patients read and evaluated per batch (default records.ts BATCH). */
+  batchSize?: number;
 }
 
-/** The patients to evaluate: the subject, a Group's active Patient members, or every readable Patient. */
-async function subjectIds(
-  deps: MeasureDeps,
-  repo: Repository,
-  fhirBase: string,
-  subject: EvaluateParameters['subject'],
-): Promise<string[]> {
-  if (!subject) return readablePatientIds(deps.search, repo, fhirBase);
+/** The patients named by the subject: the Patient, or a Group's active Patient members. */
+async function subjectIds(repo: Repository, subject: NonNullable<EvaluateParameters['subject']>): Promise<string[]> {
   if (subject.resourceType === 'Patient') {
     await repo.readResource('Patient', subject.id); // 404 when it does not exist or may not be read
     return [subject.id];
@@ -71,28 +68,31 @@ export async function evaluateMeasure(
 ): Promise<Resource> {
   const def = measureDefinition(measure);
   const expressions = expressionsOf(def);
-  let engine: Pick<CqlEngine, 'run'>;
-  let types: string[];
+  let engine: MeasureEngine;
+  let types: TypeQuery[];
   if (def.language === 'cql') {
-    const libraries = await loadLibraries(repo, measure);
-    const valueSets = await ExpandedValueSets.load(declaredValueSets(libraries.all), (url) =>
-      deps.expandValueSet(url, repo),
-    );
-    types = retrievedTypes(libraries.all);
+    const logic = await prepareLogic(deps, repo, measure);
     engine = new CqlEngine({
-      libraries: libraries.all,
-      main: libraries.main,
-      valueSets,
+      library: logic.library,
+      valueSets: logic.valueSets,
       period: params.period,
       expressions,
+      now,
     });
+    types = await typeQueries(logic, (type, element) => deps.elementTokenParam(type, element, repo.scope.projectId));
   } else {
-    types = fhirPathTypes([...expressions.keys()], compartmentMemberTypes('Patient'));
+    types = fhirPathTypes([...expressions.keys()], compartmentMemberTypes('Patient')).map((type) => ({ type }));
     engine = new FhirPathEngine({ expressions, period: params.period });
   }
 
-  const ids = await subjectIds(deps, repo, fhirBase, params.subject);
-  const records = new RecordPrefetcher(ids, compartmentRecords(deps.search, repo, fhirBase, types), deps.readAhead);
+  const source: RecordSource = {
+    search: deps.search,
+    repo,
+    fhirBase,
+    patientCompartments: (r) => deps.patientCompartments(r),
+  };
+  const ids = params.subject ? await subjectIds(repo, params.subject) : undefined;
+  const batches = recordBatches(source, compartmentTypes(repo, types), patientBatches(source, ids, deps.batchSize));
   const groups = def.groups.map(newGroupTally);
   const supplemental = newSupplementalTally(def);
   const keepSubjects = params.reportType === 'subject-list';
@@ -109,7 +109,7 @@ export async function evaluateMeasure(
     // Supplemental data describe the initial population (a single patient's report: always).
     if (inPopulation || params.reportType === 'individual') addSupplemental(def, supplemental, values);
   };
-  await engine.run(records, sink, failed);
+  await engine.run(batches, sink, failed);
   const subject = params.subject ? `${params.subject.resourceType}/${params.subject.id}` : undefined;
   return measureReport({
     measure,

@@ -8,8 +8,8 @@
 import fhirpath from 'fhirpath';
 import r4Model from 'fhirpath/fhir-context/r4/index.js';
 import { fail, unprocessable } from '@hearth/core';
-import type { SubjectFailure, SubjectSink } from './cql-engine.js';
-import type { RecordPrefetcher } from './records.js';
+import { yieldToLoop, type MeasureEngine, type SubjectFailure, type SubjectSink } from './cql-engine.js';
+import type { PatientRecord } from './records.js';
 import { evaluated, type Evaluated } from './values.js';
 
 type Compiled = (resource: unknown, env?: Record<string, unknown>) => unknown[];
@@ -36,7 +36,7 @@ export function fhirPathTypes(expressions: string[], allTypes: string[]): string
   return [...types].sort();
 }
 
-export class FhirPathEngine {
+export class FhirPathEngine implements MeasureEngine {
   private readonly compiled = new Map<string, Compiled>();
 
   constructor(private readonly options: FhirPathEngineOptions) {
@@ -55,39 +55,44 @@ export class FhirPathEngine {
   }
 
   /** Evaluates each record; a patient whose expression fails goes to `failed` (without it: a 422). */
-  async run(records: RecordPrefetcher, sink: SubjectSink, failed?: (failure: SubjectFailure) => void): Promise<void> {
+  async run(
+    batches: AsyncIterable<PatientRecord[]>,
+    sink: SubjectSink,
+    failed?: (failure: SubjectFailure) => void,
+  ): Promise<void> {
     let done = 0;
-    for (let next = await records.take(); next; next = await records.take()) {
-      if (!next.record) continue;
-      const [patient, ...rest] = next.record;
-      const record = {
-        resourceType: 'Bundle',
-        type: 'collection',
-        entry: [patient, ...rest].map((resource) => ({ resource })),
-      };
-      const env = { subject: patient, patient, record };
-      const values = new Map<string, Evaluated>();
-      let failure: string | undefined;
-      for (const [expression, { boolean }] of this.options.expressions) {
-        let result: unknown[];
-        try {
-          result = (this.compiled.get(expression) as Compiled)(patient, env);
-        } catch (err) {
-          failure = `FHIRPath "${expression}": ${(err as Error).message}`;
-          if (failed) break;
-          fail(
-            unprocessable(
-              `FHIRPath "${expression}" failed for Patient/${next.id}: ${(err as Error).message}`,
-              'Measure.group',
-            ),
-          );
+    for await (const batch of batches) {
+      for (const [patient, ...rest] of batch) {
+        const id = String(patient.id);
+        const record = {
+          resourceType: 'Bundle',
+          type: 'collection',
+          entry: [patient, ...rest].map((resource) => ({ resource })),
+        };
+        const env = { subject: patient, patient, record };
+        const values = new Map<string, Evaluated>();
+        let failure: string | undefined;
+        for (const [expression, { boolean }] of this.options.expressions) {
+          let result: unknown[];
+          try {
+            result = (this.compiled.get(expression) as Compiled)(patient, env);
+          } catch (err) {
+            failure = `FHIRPath "${expression}": ${(err as Error).message}`;
+            if (failed) break;
+            fail(
+              unprocessable(
+                `FHIRPath "${expression}" failed for Patient/${id}: ${(err as Error).message}`,
+                'Measure.group',
+              ),
+            );
+          }
+          const value = boolean && result.length === 1 ? result[0] : result;
+          values.set(expression, evaluated(dateless(value), boolean));
         }
-        const value = boolean && result.length === 1 ? result[0] : result;
-        values.set(expression, evaluated(dateless(value), boolean));
+        if (failure && failed) failed({ patientId: id, message: failure });
+        else sink({ patientId: id, values });
+        if (++done % 50 === 0) await yieldToLoop();
       }
-      if (failure && failed) failed({ patientId: next.id, message: failure });
-      else sink({ patientId: next.id, values });
-      if (++done % 50 === 0) await new Promise((r) => setImmediate(r));
     }
   }
 }

@@ -90,8 +90,11 @@ function includedCanonical(path: string): { url?: string; name: string } {
   return { url: `${path.slice(0, slash)}/Library/${path.slice(slash + 1)}`, name: path.slice(slash + 1) };
 }
 
+/** A Library's ELM: elmOf, or the same from a cache keyed by the Library's version. */
+export type ElmReader = (library: Json, where: string) => Elm | Promise<Elm>;
+
 /** Reads the main library by canonical and, depth first, every library it includes. */
-export async function loadLibraries(repo: Repository, measure: Json): Promise<LoadedLibraries> {
+export async function loadLibraries(repo: Repository, measure: Json, readElm: ElmReader = elmOf): Promise<LoadedLibraries> {
   const canonicals = (measure.library as string[] | undefined) ?? [];
   if (canonicals.length === 0) {
     fail(unprocessable(`Measure/${String(measure.id)} names no library (Measure.library)`, 'Measure.library'));
@@ -101,7 +104,7 @@ export async function loadLibraries(repo: Repository, measure: Json): Promise<Lo
   }
   const all = new Map<string, Elm>();
   const load = async (library: Json, where: string): Promise<Elm> => {
-    const elm = elmOf(library, where);
+    const elm = await readElm(library, where);
     const { id, system, version } = elm.library.identifier;
     const key = `${system ?? ''}/${id}|${version ?? ''}`;
     if (all.has(key)) return all.get(key) as Elm;
@@ -148,26 +151,6 @@ export async function findMeasure(
   const byId = /^Measure\/([A-Za-z0-9\-.]{1,64})$/.exec(measure);
   if (byId) return (await repo.readResource('Measure', byId[1])).resource as unknown as Json;
   return findByCanonical(repo, 'Measure', measure, 'measure');
-}
-
-/** The FHIR resource types the ELM retrieves (`Retrieve.dataType` `{http://hl7.org/fhir}Type`). */
-export function retrievedTypes(libraries: Elm[]): string[] {
-  const types = new Set<string>();
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) {
-      for (const n of node) walk(n);
-      return;
-    }
-    if (!node || typeof node !== 'object') return;
-    const o = node as Json;
-    if (o.type === 'Retrieve' && typeof o.dataType === 'string') {
-      const m = /^\{http:\/\/hl7\.org\/fhir\}([A-Za-z]+)$/.exec(o.dataType);
-      if (m) types.add(m[1]);
-    }
-    for (const [k, v] of Object.entries(o)) if (k !== 'annotation' && typeof v === 'object') walk(v);
-  };
-  for (const lib of libraries) walk(lib.library.statements);
-  return [...types].sort();
 }
 
 /** The value set urls the libraries declare (`valueset "x": 'url'`). */

@@ -1,15 +1,17 @@
 // cql-execution's TerminologyProvider over Hearth's terminology: every value set the libraries
-// declare is expanded once per evaluation (as the caller sees the terminology), before the engine
-// runs, so the engine's synchronous lookups are answered from memory.
+// declare is expanded (as the caller sees the terminology) before the engine runs, so the engine's
+// synchronous lookups are answered from memory. The expansions are kept between evaluations while
+// no terminology is written (measure-cache.ts).
 import { fail, unprocessable } from '@hearth/core';
-import { ValueSet, type TerminologyProvider } from 'cql-execution';
+import type { TerminologyProvider, ValueSet } from 'cql-execution';
+import { IndexedValueSet } from './cql-data.js';
 import { splitCanonical } from './library.js';
 
 /** A value set's codes as the caller sees them (`$expand`): undefined system allowed. */
 export type ValueSetExpander = (url: string) => Promise<{ system?: string; code: string; version?: string }[]>;
 
 export class ExpandedValueSets implements TerminologyProvider {
-  private readonly byUrl = new Map<string, ValueSet>();
+  private readonly byUrl = new Map<string, IndexedValueSet>();
 
   /** Expands every url; a value set Hearth does not hold (or cannot expand) is a 422 naming it. */
   static async load(urls: string[], expand: ValueSetExpander): Promise<ExpandedValueSets> {
@@ -30,7 +32,7 @@ export class ExpandedValueSets implements TerminologyProvider {
       }
       sets.byUrl.set(
         url,
-        new ValueSet(
+        new IndexedValueSet(
           url,
           version,
           codes.map((c) => ({ code: c.code, system: c.system, version: c.version })),
@@ -47,6 +49,11 @@ export class ExpandedValueSets implements TerminologyProvider {
 
   findValueSet(oid: string): ValueSet | null {
     return this.byUrl.get(splitCanonical(oid).url) ?? null;
+  }
+
+  /** The code strings of a value set (by url, a version ignored); undefined when it is not one of these. */
+  codeStrings(canonical: string): Set<string> | undefined {
+    return this.byUrl.get(splitCanonical(canonical).url)?.codeStrings;
   }
 
   get size(): number {

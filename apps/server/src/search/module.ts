@@ -5,6 +5,7 @@ import { reindexInBackground, ReindexTracker } from './index/background.js';
 import { Indexer } from './index/indexer.js';
 import { searchParamsFor } from './metadata.js';
 import type { SubsumptionLookup, ValueSetExpander } from './query/context.js';
+import { elementTokenParam } from './registry/params.js';
 import { SearchParamRegistry } from './registry/project-params.js';
 import type { SearchModule } from './service.js';
 
@@ -67,6 +68,11 @@ export function createSearchModule(options: SearchModuleOptions): SearchModule {
     service: engine,
     registry,
     searchParamsFor: (resourceType, projectId) => searchParamsFor(registry, options.pool, resourceType, projectId),
+    patientCompartmentsOf: (resource) => indexer.patientCompartmentsOf(resource),
+    elementTokenParam: async (resourceType, element, projectId) => {
+      await registry.ensure(options.pool, projectId);
+      return elementTokenParam(registry.paramsFor(resourceType, projectId), resourceType, element);
+    },
     useJobQueue: (jobs, logger) =>
       reindexInBackground(jobs, { pool: options.pool, indexer, registry, logger, tracker }),
   };

@@ -1,4 +1,4 @@
-import type { Bundle } from '@hearth/core';
+import type { Bundle, Resource } from '@hearth/core';
 import type { Repository } from '../storage/repository.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../platform/logger.js';
@@ -45,6 +45,16 @@ export interface SearchModule {
   reindex(types?: string[], projectId?: string): Promise<number>;
   /** The search parameters of a type, with a project's own when given (for GET /metadata). */
   searchParamsFor(resourceType: string, projectId?: string): Promise<SearchParamInfo[]>;
+  /**
+   * The Patient compartments a resource is in ('Patient/123'), as stored with it: for readers of a
+   * search over several patients' compartments that hand each resource to its patients.
+   */
+  patientCompartmentsOf(resource: Resource): string[];
+  /**
+   * The token parameter of a type, in a project, whose values hold every code of one element
+   * (`Observation`, `code` → `code`; `Encounter`, `type` → `type`), or undefined when none does.
+   */
+  elementTokenParam(resourceType: string, element: string, projectId: string): Promise<string | undefined>;
   /**
    * Reindexing after a project's SearchParameter write becomes a job of `jobs` (call before the
    * queue starts); returns the write listener that queues it after the commit. Without this,

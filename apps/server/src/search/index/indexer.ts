@@ -2,7 +2,7 @@ import type { Resource } from '@hearth/core';
 import type { PoolClient, Queryable } from '../../platform/postgres.js';
 import { lockForReindex } from '../../storage/sql/versions.js';
 import type { SearchIndexer, StoredVersion } from '../../storage/types.js';
-import { storedCompartments } from '../compartments.js';
+import { compartmentParams, storedCompartments } from '../compartments.js';
 import type { SearchParamRegistry } from '../registry/project-params.js';
 import { extractRows } from './extract.js';
 import { rowChanges } from './row-changes.js';
@@ -46,6 +46,21 @@ export class Indexer implements SearchIndexer {
 
   compartmentsOf(resource: Resource): string[] {
     return storedCompartments(resource.resourceType, resource.id, this.rowsOf(resource));
+  }
+
+  /**
+   * The Patient compartments of a resource, the same as compartmentsOf, from its compartment
+   * parameters alone (a few expressions instead of all): for readers that hand each resource of a
+   * search over several patients (`_compartment=Patient/a,Patient/b`) to the patients it belongs to.
+   */
+  patientCompartmentsOf(resource: Resource): string[] {
+    const params = this.options.registry.paramsFor(resource.resourceType);
+    const own = (compartmentParams('Patient', resource.resourceType) ?? []).flatMap((c) => params.get(c) ?? []);
+    const rows = extractRows(resource, own, {
+      resource: resource as Record<string, unknown>,
+      fhirBase: this.options.fhirBase,
+    });
+    return storedCompartments(resource.resourceType, resource.id, rows);
   }
 
   async index(client: PoolClient, versions: StoredVersion[]): Promise<void> {

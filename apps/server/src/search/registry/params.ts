@@ -44,11 +44,8 @@ export interface ParamDef {
   custom?: boolean;
 }
 
-/**
- * Splits an expression on top-level '|' and keeps the parts that apply to `resourceType`
- * (those starting with it, with Resource or DomainResource, or with no type at all).
- */
-export function expressionFor(expression: string, resourceType: string): string | undefined {
+/** The parts of an expression's top-level union (`A.code | B.code`), trimmed. */
+export function unionParts(expression: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let quoted = false;
@@ -65,13 +62,46 @@ export function expressionFor(expression: string, resourceType: string): string 
     }
   }
   parts.push(expression.slice(start).trim());
-  const kept = parts.filter((p) => {
+  return parts;
+}
+
+/**
+ * Splits an expression on top-level '|' and keeps the parts that apply to `resourceType`
+ * (those starting with it, with Resource or DomainResource, or with no type at all).
+ */
+export function expressionFor(expression: string, resourceType: string): string | undefined {
+  const kept = unionParts(expression).filter((p) => {
     const m = /^\(*\s*([A-Za-z]+)/.exec(p);
     const head = m?.[1] ?? '';
     if (!/^[A-Z]/.test(head)) return true;
     return head === resourceType || head === 'Resource' || head === 'DomainResource';
   });
   return kept.length > 0 ? kept.join(' | ') : undefined;
+}
+
+/**
+ * The code of a token parameter whose values include every code of the element `element` of
+ * `resourceType` (its expression, or a part of its union, is `Type.element`, or the element's
+ * CodeableConcept choice: `(Type.element as CodeableConcept)`, `Type.element.ofType(CodeableConcept)`).
+ */
+export function elementTokenParam(
+  params: Map<string, ParamDef>,
+  resourceType: string,
+  element: string,
+): string | undefined {
+  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(element)) return undefined;
+  const path = `${resourceType}.${element}`;
+  const forms = new Set([path, `${path} as CodeableConcept`, `${path}.ofType(CodeableConcept)`]);
+  const bare = (part: string): string => {
+    let p = part.trim();
+    while (p.startsWith('(') && p.endsWith(')')) p = p.slice(1, -1).trim();
+    return p;
+  };
+  for (const p of params.values()) {
+    if (p.type !== 'token' || p.column || !p.expression) continue;
+    if (unionParts(p.expression).some((part) => forms.has(bare(part)))) return p.code;
+  }
+  return undefined;
 }
 
 const compiled = new Map<string, Evaluator | null>();
