@@ -68,7 +68,10 @@ function codeList(c: unknown): (string | CodeLike)[] {
 }
 
 /** The code strings a Retrieve's codes can match, or undefined when they cannot be told (no narrowing then). */
-function wantedCodes(codes: RetrieveDetails['codes'], memo: WeakMap<object, Set<string> | undefined>): Set<string> | undefined {
+function wantedCodes(
+  codes: RetrieveDetails['codes'],
+  memo: WeakMap<object, Set<string> | undefined>,
+): Set<string> | undefined {
   if (!codes || typeof codes !== 'object') return undefined;
   if (memo.has(codes)) return memo.get(codes);
   let out: Set<string> | undefined;

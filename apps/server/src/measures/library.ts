@@ -94,7 +94,11 @@ function includedCanonical(path: string): { url?: string; name: string } {
 export type ElmReader = (library: Json, where: string) => Elm | Promise<Elm>;
 
 /** Reads the main library by canonical and, depth first, every library it includes. */
-export async function loadLibraries(repo: Repository, measure: Json, readElm: ElmReader = elmOf): Promise<LoadedLibraries> {
+export async function loadLibraries(
+  repo: Repository,
+  measure: Json,
+  readElm: ElmReader = elmOf,
+): Promise<LoadedLibraries> {
   const canonicals = (measure.library as string[] | undefined) ?? [];
   if (canonicals.length === 0) {
     fail(unprocessable(`Measure/${String(measure.id)} names no library (Measure.library)`, 'Measure.library'));

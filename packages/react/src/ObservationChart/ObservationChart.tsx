@@ -121,6 +121,9 @@ export function ObservationChart({ observations, title, width, height = 240 }: O
       />
       <YAxis label={{ value: unit, angle: -90, position: 'insideLeft' }} domain={yDomain} />
       <Tooltip
+        // On a phone the chart is narrower than a one-line tooltip: let it wrap inside the chart.
+        wrapperStyle={{ maxWidth: '75%' }}
+        contentStyle={{ whiteSpace: 'normal' }}
         labelFormatter={(t) => formatDateTime(new Date(t as number).toISOString())}
         formatter={(value, name) => {
           const s = list.find((x) => x.name === name);
@@ -159,7 +162,8 @@ export function ObservationChart({ observations, title, width, height = 240 }: O
     </LineChart>
   );
   return (
-    <Paper withBorder p="sm" role="figure" aria-label={`${label} chart`}>
+    // Clipped: a tooltip near the edge never widens the page (no sideways scrolling on phones).
+    <Paper withBorder p="sm" role="figure" aria-label={`${label} chart`} style={{ overflow: 'hidden' }}>
       <Title order={5}>{label}</Title>
       <Text size="xs" c="dimmed" mb={4}>
         Latest: {summary}
