@@ -29,6 +29,8 @@ describe('patientsIn', () => {
     });
     expect(patientsIn(text).sort()).toEqual(['Patient/p1', 'Patient/p2', 'Patient/p3']);
     expect(patientsIn(undefined, 'Patient/own')).toEqual(['Patient/own']);
+    // A version-qualified reference whose string never closes (cut-off text) is no reference.
+    expect(patientsIn('"reference":"Patient/Patient/_history/')).toEqual([]);
   });
 
   it('agrees with the rule written as regular expressions, on any JSON', () => {

@@ -60,7 +60,8 @@ export function patientsIn(text: string | undefined, own?: string): string[] {
         // The string this reference sits in, and the member it is the value of.
         const open = text.lastIndexOf('"', at - 1);
         if (text.startsWith('"reference":', open - 12)) {
-          matched = after === 34 || text.startsWith('/_history/', end);
+          // A version-qualified reference counts once its string closes (cut-off text is no reference).
+          matched = after === 34 || (text.startsWith('/_history/', end) && text.indexOf('"', end + 10) !== -1);
         } else {
           matched = before === 47 && after === 34 && text.startsWith('"fullUrl":', open - 10);
         }
