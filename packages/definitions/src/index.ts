@@ -9,6 +9,9 @@ export type {
   ElementType,
   FhirSchema,
   OperationDefinitionJson,
+  ProfileByCode,
+  ProfileElementSchema,
+  ProfileSchema,
   TypeKind,
   TypeSchema,
 } from './schema/types.js';

@@ -5,8 +5,8 @@ import { settingProblems, type ProjectLike } from './settings.js';
 
 export function withAuditSettingChecks(inner: ResourceValidator): ResourceValidator {
   return {
-    validate(resource: Resource) {
-      const issues = inner.validate(resource);
+    validate(resource: Resource, checks) {
+      const issues = inner.validate(resource, checks);
       if (resource.resourceType !== 'Project') return issues;
       return [
         ...issues,

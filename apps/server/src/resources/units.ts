@@ -54,8 +54,8 @@ export function unitIssues(resource: Resource): OperationOutcomeIssue[] {
 /** Adds the UCUM checks to a validator, for resources its checks found no error in. */
 export function withUnitChecks(inner: ResourceValidator): ResourceValidator {
   return {
-    validate(resource) {
-      const issues = inner.validate(resource);
+    validate(resource, checks) {
+      const issues = inner.validate(resource, checks);
       if (typeof resource.resourceType !== 'string' || issues.some((i) => i.severity === 'error')) {
         return issues;
       }

@@ -83,6 +83,28 @@ describe('$validate', () => {
     expect(missing.statusCode).toBe(404);
   });
 
+  it('checks a vital sign against the profile its code requires, which a write does not demand', async () => {
+    // A heart rate without the vital-signs category, with a unit the heartrate profile does not fix.
+    const heartRate = {
+      resourceType: 'Observation',
+      text,
+      status: 'final',
+      code: { coding: [{ system: 'http://loinc.org', code: '8867-4' }] },
+      subject: { reference: 'Patient/p1' },
+      effectiveDateTime: '2024-03-01T10:00:00Z',
+      valueQuantity: { value: 72, unit: 'Hz', system: 'http://unitsofmeasure.org', code: 'Hz' },
+    };
+    const res = await post('/fhir/R4/Observation/$validate', heartRate);
+    expect(res.statusCode).toBe(200);
+    const errors = (res.json().issue as { severity: string; expression?: string[] }[])
+      .filter((i) => i.severity === 'error')
+      .map((i) => i.expression?.[0]);
+    // The category: none at all, and so no vital-signs one (the profile's VSCat slice).
+    expect(errors).toEqual(['Observation.category', 'Observation.category', 'Observation.valueQuantity.code']);
+    const created = await post('/fhir/R4/Observation', heartRate);
+    expect(created.statusCode).toBe(201);
+  });
+
   it('answers 400 without a resource to validate, and 404 for an unknown type', async () => {
     const empty = await t.app.inject({ method: 'POST', url: '/fhir/R4/Patient/$validate', headers: auth });
     expect(empty.statusCode).toBe(400);

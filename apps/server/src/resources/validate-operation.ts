@@ -77,7 +77,8 @@ async function runValidate(
         ),
       );
     } else {
-      issues.push(...validator.validate(resource));
+      // The vital signs profiles R4 requires by code too, as the reference validator applies them.
+      issues.push(...validator.validate(resource, { requiredProfiles: true }));
       if (profiles) {
         issues.push(...(await profileIssues(profiles, resource, profile, context.repo.scope.projectId)));
       }

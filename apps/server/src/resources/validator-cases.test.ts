@@ -38,8 +38,6 @@ const UNMET: Record<string, string> = {
   'uk-msg': 'a SNOMED CT display: Hearth holds no SNOMED CT release',
   'dr-example-org':
     'the reference validator refuses example.org URLs in an Attachment.url by its own policy; the specification has no such rule (its own examples use example.org throughout)',
-  'obs-temp-bad':
-    'the vital signs profile (bodytemp) that the R4 specification applies to Observations with a vital-sign LOINC code: profiles are the valid-profiles work',
   'pat-example-extensions':
     'an extension whose definition cannot be found: the reference validator refuses unknown extensions outside its allowed domains by policy; R4 lets any extension be ignored unless it is a modifier',
 

@@ -1,4 +1,4 @@
-import type { OperationOutcomeIssue, Reference, Resource } from '@hearth/core';
+import type { OperationOutcomeIssue, Reference, Resource, ValidationChecks } from '@hearth/core';
 import type { Pool, PoolClient, Queryable } from '../platform/postgres.js';
 
 /** What a repository is built from (services.ts builds it once; a repository per request shares it). */
@@ -130,15 +130,19 @@ export interface ConditionalMatcher {
   findIds(db: Queryable, scope: RepositoryScope, resourceType: string, query: string, limit: number): Promise<string[]>;
 }
 
-/** Checks a resource against its definition; returns the problems found (empty when valid). */
 /** The `meta.profile`s of a write, checked when the project's setting `enforceProfiles` is on. */
 export interface DeclaredProfileCheck {
   /** The issues against the declared profiles; none when there are none or the project does not enforce them. */
   check(resource: Resource, projectId: string): Promise<OperationOutcomeIssue[]>;
 }
 
+/**
+ * Checks a resource against its definition; returns the problems found (empty when valid). Writes
+ * check the base definitions; `$validate` asks for `requiredProfiles` too (the vital signs
+ * profiles R4 applies by code, which a write does not have to meet: resources/definitions.ts).
+ */
 export interface ResourceValidator {
-  validate(resource: Resource): OperationOutcomeIssue[];
+  validate(resource: Resource, checks?: ValidationChecks): OperationOutcomeIssue[];
 }
 
 /** Who is acting and on which data. */

@@ -127,8 +127,8 @@ function fhirPathProblem(expression: string, resourceType: string): string | und
 /** The repository's validator, with the checks above for Subscription resources. */
 export function withSubscriptionChecks(validator: ResourceValidator): ResourceValidator {
   return {
-    validate(resource) {
-      const issues = validator.validate(resource);
+    validate(resource, checks) {
+      const issues = validator.validate(resource, checks);
       return resource.resourceType === 'Subscription' ? [...issues, ...subscriptionIssues(resource)] : issues;
     },
   };

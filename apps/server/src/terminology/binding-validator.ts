@@ -135,8 +135,8 @@ export function withTerminologyBindings(
   };
 
   return {
-    validate(resource) {
-      const issues = inner.validate(resource);
+    validate(resource, checks) {
+      const issues = inner.validate(resource, checks);
       if (issues.length > 0 || active.size === 0 || typeof resource.resourceType !== 'string') {
         return issues;
       }

@@ -4,6 +4,7 @@
  */
 import { ExtensionChecker } from './extensions.js';
 import { InvariantChecker } from './invariants.js';
+import { RequiredProfiles } from './required-profiles.js';
 import type { ValidatorConstraint, ValidatorElement, ValidatorSchema, ValidatorType } from './schema.js';
 
 export interface CompiledBinding {
@@ -63,9 +64,14 @@ export class CompiledSchema {
   /** Compiled FHIRPath of the invariants, shared by every validation over this schema. */
   readonly invariants = new InvariantChecker();
   readonly extensions: ExtensionChecker;
+  /** The profiles the specification requires by code (vital signs), when the schema has them. */
+  readonly requiredProfiles?: RequiredProfiles;
 
   constructor(readonly schema: ValidatorSchema) {
     this.extensions = new ExtensionChecker(schema);
+    if (schema.profilesByCode?.length) {
+      this.requiredProfiles = new RequiredProfiles(schema);
+    }
   }
 
   getType(name: string): CompiledType | undefined {

@@ -46,6 +46,10 @@ const INVALID_EXAMPLES: Record<string, string> = {
   'OrganizationAffiliation-orgrole1.json': 'network refers to "Network/...", not an R4 resource type',
   // A modifier extension nobody defines cannot be safely ignored (extensibility.html#modifierExtension).
   'Basic-referral.json': 'modifier extensions of http://example.org/do-not-use/..., which no definition describes',
+  // A vital sign SHALL conform to its vital signs profile (hl7.org/fhir/R4/observation-vitalsigns.html);
+  // bodytemp, like every one of them, requires effective[x]. The reference validator, which applies
+  // the profile by code too, reports the same.
+  'Observation-f202.json': 'a body temperature (LOINC 8310-5) without the effective[x] that bodytemp requires',
   // An id is at most 64 characters; this one has 73.
   'SearchParameter-questionnaireresponse-extensions-QuestionnaireResponse-item-subject.json':
     'id longer than 64 characters',

@@ -6,6 +6,7 @@ export {
   validateResource,
   validateResourceType,
   type ValidateOptions,
+  type ValidationChecks,
   type Validator,
 } from './validator.js';
 export { ProfileValidator, type ProfileValidatorOptions } from './profiles.js';

@@ -13,10 +13,27 @@ type Json = Record<string, unknown>;
 /** Absent, in FHIRPath's sense: neither the value nor its `_name` (id and extensions) element. */
 const absent = (node: Json, name: string): boolean => node[name] === undefined && node[`_${name}`] === undefined;
 
-export const HOLDS_WITHOUT_EVALUATION: ReadonlyMap<string, (node: Json) => boolean> = new Map<
-  string,
-  (node: Json) => boolean
->([
+/** A test of an object's properties (false, so evaluated, for any other value). */
+const onObject =
+  (test: (node: Json) => boolean) =>
+  (node: unknown): boolean =>
+    typeof node === 'object' && node !== null && !Array.isArray(node) && test(node as Json);
+
+/** Some typed `value[x]` (valueQuantity, valueString…) is there. */
+const hasValue = (node: Json): boolean => {
+  for (const key in node) {
+    const c = key.charCodeAt(5);
+    if (c >= 65 && c <= 90 && key.startsWith('value') && node[key] !== undefined && node[key] !== null) {
+      return true;
+    }
+  }
+  return false;
+};
+
+const some = (value: unknown): boolean => Array.isArray(value) && value.length > 0;
+
+/** Shortcuts on objects (resources, data types, backbone elements). */
+const ON_OBJECTS: [string, (node: Json) => boolean][] = [
   // ref-1: with no reference, or one that does not start with '#', the first operand is true (or
   // the whole is empty).
   [
@@ -43,4 +60,19 @@ export const HOLDS_WITHOUT_EVALUATION: ReadonlyMap<string, (node: Json) => boole
     'value.empty() or component.code.where(coding.intersect(%resource.code.coding).exists()).empty()',
     (node) => node.component === undefined,
   ],
+  // The vital signs profiles' (hl7.org/fhir/R4/observation-vitalsigns.html: required-profiles.ts).
+  // vs-2: a component, a member, a dataAbsentReason or a value.
+  [
+    '(component.empty() and hasMember.empty()) implies (dataAbsentReason.exists() or value.exists())',
+    (node) => some(node.component) || some(node.hasMember) || node.dataAbsentReason !== undefined || hasValue(node),
+  ],
+  // vs-3: a component with a dataAbsentReason or a value.
+  ['value.exists() or dataAbsentReason.exists()', (node) => node.dataAbsentReason !== undefined || hasValue(node)],
+];
+
+export const HOLDS_WITHOUT_EVALUATION: ReadonlyMap<string, (node: unknown) => boolean> = new Map([
+  ...ON_OBJECTS.map(([expression, test]): [string, (node: unknown) => boolean] => [expression, onObject(test)]),
+  // vs-1 (on a vital sign's effective[x]): a dateTime of 8 characters or more is precise to the
+  // day; a Period is no dateTime (`$this as dateTime` is empty).
+  ['($this as dateTime).toString().length() >= 8', (node) => typeof node !== 'string' || node.length >= 8],
 ]);

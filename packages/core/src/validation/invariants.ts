@@ -94,10 +94,9 @@ export class InvariantChecker {
     issues: OperationOutcomeIssue[],
   ): void {
     const variables = { resource: context.resource, rootResource: context.rootResource };
-    const isObject = typeof node === 'object' && node !== null && !Array.isArray(node);
     for (const constraint of constraints) {
       const expression = INVARIANT_CORRECTIONS[constraint.key]?.expression ?? constraint.expression;
-      if (isObject && HOLDS_WITHOUT_EVALUATION.get(expression)?.(node as Record<string, unknown>)) {
+      if (HOLDS_WITHOUT_EVALUATION.get(expression)?.(node)) {
         continue;
       }
       const evaluate = this.evaluator(expression, isResource ? undefined : typeName);

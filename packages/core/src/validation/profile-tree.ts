@@ -2,8 +2,11 @@
  * A profile's snapshot elements as a tree the validator walks beside the resource: one node per
  * element (by element name, 'identifier', 'value[x]', 'valueQuantity'), slices under the element
  * they slice, each with what it demands: cardinality, fixed and pattern values, types (with
- * their profiles and reference targets), binding, maxLength and slicing.
+ * their profiles and reference targets), binding, maxLength, slicing and the invariants the
+ * profile adds.
  */
+import { InvariantChecker } from './invariants.js';
+import type { ValidatorConstraint } from './schema.js';
 import type { ProfileElement } from './snapshot.js';
 
 export type SlicingRules = 'open' | 'closed' | 'openAtEnd';
@@ -36,6 +39,10 @@ export interface ProfileNode {
   binding?: { strength: string; valueSet: string };
   maxLength?: number;
   slicing?: { discriminators: Discriminator[]; ordered: boolean; rules: SlicingRules };
+  /** Invariants of the profile (vs-2…); those of the base definitions are left to the structural validator. */
+  constraints?: ValidatorConstraint[];
+  /** Whether the element or one of its slices must be present (min > 0): absent, it is still checked. */
+  required: boolean;
   children: Map<string, ProfileNode>;
   slices: ProfileNode[];
 }
@@ -43,7 +50,17 @@ export interface ProfileNode {
 const DISCRIMINATOR_TYPES = new Set(['value', 'pattern', 'type', 'profile', 'exists']);
 
 function emptyNode(id: string, name: string, sliceName?: string): ProfileNode {
-  return { id, name, sliceName, min: 0, max: Infinity, declared: false, children: new Map(), slices: [] };
+  return {
+    id,
+    name,
+    sliceName,
+    min: 0,
+    max: Infinity,
+    declared: false,
+    required: false,
+    children: new Map(),
+    slices: [],
+  };
 }
 
 /** An element id's steps: 'Patient.identifier:mrn.system' → ['Patient', 'identifier:mrn', 'system']. */
@@ -51,7 +68,10 @@ export function idSegments(id: string): string[] {
   return id.split('.');
 }
 
-function applyElement(node: ProfileNode, el: ProfileElement): void {
+/** Whether an invariant key is one of the base definitions' (ele-1, obs-6…), checked by the structural validator. */
+export type BaseConstraint = (key: string) => boolean;
+
+function applyElement(node: ProfileNode, el: ProfileElement, isBase: BaseConstraint): void {
   node.declared = true;
   if (typeof el.min === 'number') {
     node.min = el.min;
@@ -79,6 +99,19 @@ function applyElement(node: ProfileNode, el: ProfileElement): void {
   if (typeof el.maxLength === 'number') {
     node.maxLength = el.maxLength;
   }
+  const own = (el.constraint ?? []).flatMap((c): ValidatorConstraint[] =>
+    typeof c.expression === 'string' && !isBase(c.key)
+      ? [
+          {
+            key: c.key,
+            severity: c.severity === 'warning' ? 'warning' : 'error',
+            human: c.human,
+            expression: c.expression,
+          },
+        ]
+      : [],
+  );
+  node.constraints = InvariantChecker.applicable(own);
   if (el.slicing) {
     const rules = el.slicing.rules === 'closed' || el.slicing.rules === 'openAtEnd' ? el.slicing.rules : 'open';
     node.slicing = {
@@ -92,7 +125,11 @@ function applyElement(node: ProfileNode, el: ProfileElement): void {
 }
 
 /** Builds the tree of a profile's snapshot; the root is the element whose id is the type's name. */
-export function buildProfileTree(elements: ProfileElement[], type: string): ProfileNode {
+export function buildProfileTree(
+  elements: ProfileElement[],
+  type: string,
+  isBase: BaseConstraint = () => false,
+): ProfileNode {
   const root = emptyNode(type, type);
   for (const el of elements) {
     const [first, ...rest] = idSegments(el.id ?? el.path);
@@ -119,10 +156,34 @@ export function buildProfileTree(elements: ProfileElement[], type: string): Prof
         node = slice;
       }
     }
-    applyElement(node, el);
+    applyElement(node, el, isBase);
   }
   defaultExtensionSlicing(root);
+  dropRepeatedConstraints(root);
+  markRequired(root);
   return root;
+}
+
+function markRequired(node: ProfileNode): void {
+  node.required = node.min > 0 || node.slices.some((s) => s.min > 0);
+  node.children.forEach(markRequired);
+  node.slices.forEach(markRequired);
+}
+
+/**
+ * A slice repeats the invariants of the element it slices (vs-3 on Observation.component and on
+ * Observation.component:SystolicBP); the sliced element's are checked on every value already.
+ */
+function dropRepeatedConstraints(node: ProfileNode): void {
+  for (const child of node.children.values()) {
+    const keys = new Set((child.constraints ?? []).map((c) => c.key));
+    for (const slice of child.slices) {
+      const own = slice.constraints?.filter((c) => !keys.has(c.key));
+      slice.constraints = own && own.length > 0 ? own : undefined;
+      dropRepeatedConstraints(slice);
+    }
+    dropRepeatedConstraints(child);
+  }
 }
 
 /**

@@ -354,4 +354,47 @@ describe('ProfileValidator', () => {
       v.validate({ resourceType: 'Patient', active: false }, withSnapshot.url).map((i) => i.details?.text),
     ).toEqual(['Value must be exactly true (fixedBoolean)']);
   });
+
+  it('checks the invariants a profile adds, on resources and on elements, not the base ones again', () => {
+    const withInvariants = profile('invariants', 'Patient', [
+      {
+        id: 'Patient',
+        path: 'Patient',
+        constraint: [
+          {
+            key: 'pat-x1',
+            severity: 'error',
+            human: 'A name or a telecom',
+            expression: 'name.exists() or telecom.exists()',
+          },
+          // A base invariant (dom-2) repeated by the profile is the structural validator's.
+          { key: 'dom-2', severity: 'error', human: 'No nested contained', expression: 'false' },
+        ],
+      },
+      {
+        id: 'Patient.birthDate',
+        path: 'Patient.birthDate',
+        constraint: [
+          { key: 'pat-x2', severity: 'warning', human: 'Precise to the day', expression: 'toString().length() = 10' },
+        ],
+      },
+    ]);
+    const v = new ProfileValidator({
+      schema,
+      resolve: (url) => (url === withInvariants.url ? withInvariants : undefined),
+    });
+    const texts = (resource: unknown) =>
+      v.validate(resource, withInvariants.url).map((i) => `${i.severity} ${i.expression?.[0]}: ${i.details?.text}`);
+    expect(texts({ resourceType: 'Patient', name: [{ family: 'X' }], birthDate: '1970-01-01' })).toEqual([]);
+    expect(texts({ resourceType: 'Patient', birthDate: '1970' })).toEqual([
+      'error Patient: Constraint failed: pat-x1: A name or a telecom',
+      'warning Patient.birthDate: Constraint failed: pat-x2: Precise to the day',
+    ]);
+  });
+
+  it('counts a primitive given by its extensions alone as present', () => {
+    const { status: _status, ...rest } = goodVitals;
+    const extended = { ...rest, _status: { extension: [{ url: 'http://example.org/why', valueString: 'x' }] } };
+    expect(problems(extended, 'vitals')).toEqual([]);
+  });
 });

@@ -3,17 +3,19 @@
  * StructureDefinition that constrains a type, given by the caller (`resolve`), is compiled once
  * (snapshot from the differential when it has none, then a tree of constraints) and its
  * constraints are checked on top of the base validation: cardinality, fixed and pattern values,
- * types with their profiles and reference targets, required bindings, maxLength, slicing, and the
- * definitions of the extensions it names. The structural rules of the base type are the
- * structural validator's (validator.ts) and are not repeated here.
+ * types with their profiles and reference targets, required bindings, maxLength, slicing, the
+ * invariants the profile adds, and the definitions of the extensions it names. The structural
+ * rules and invariants of the base type are the structural validator's (validator.ts) and are not
+ * repeated here.
  */
 import type { OperationOutcomeIssue } from '../fhir-types.js';
 import { createIssue, type IssueType } from '../outcome.js';
+import { InvariantChecker, type InvariantContext } from './invariants.js';
 import { buildProfileTree, type ProfileNode } from './profile-tree.js';
 import { childItems, deepEqual, isObject, matchesPattern, type Item } from './profile-values.js';
 import type { ValidatorSchema } from './schema.js';
-import { assignSlices, type SlicingContext } from './slicing.js';
-import { coreTypeOf, snapshotElements, type ProfileDefinition, type ProfileElement } from './snapshot.js';
+import { assignSlices, type DiscriminatorCache, type SlicingContext } from './slicing.js';
+import { coreTypeOf, snapshotElements, unslicedPath, type ProfileDefinition, type ProfileElement } from './snapshot.js';
 
 export interface ProfileValidatorOptions {
   schema: ValidatorSchema;
@@ -35,28 +37,42 @@ const unversioned = (url: string) => url.split('|')[0];
 
 export class ProfileValidator {
   private readonly compiled = new Map<string, CompiledProfile | string>();
+  /** The profiles' invariants, each expression compiled once. */
+  readonly invariants = new InvariantChecker();
+  private baseConstraints?: Set<string>;
+  private readonly paths = new WeakMap<ProfileNode, string>();
+  /** What slices' discriminator paths lead to (slicing.ts), found once per slice and path. */
+  readonly discriminators: DiscriminatorCache = new WeakMap();
+  private readonly enumerations = new Map<string, { codings: Set<string>; codes: Set<string> } | null>();
 
   constructor(private readonly options: ProfileValidatorOptions) {}
 
   /**
    * The problems of `resource` against the profile `url`; an unknown or unusable profile is one
-   * error issue saying so.
+   * error issue saying so. `at` places a resource met inside another (a Bundle entry): the
+   * expression its issues start from and the resource that contains it.
    */
-  validate(resource: unknown, url: string): OperationOutcomeIssue[] {
+  validate(
+    resource: unknown,
+    url: string,
+    at?: { expression: string; rootResource?: unknown },
+  ): OperationOutcomeIssue[] {
     const issues: OperationOutcomeIssue[] = [];
     const type = isObject(resource) && typeof resource.resourceType === 'string' ? resource.resourceType : 'Resource';
+    const expression = at?.expression ?? type;
     const profile = this.compile(url);
     if (typeof profile === 'string') {
-      issues.push(createIssue('not-found', profile, type));
+      issues.push(createIssue('not-found', profile, expression));
       return issues;
     }
     if (profile.definition.type !== type) {
       issues.push(
-        createIssue('invalid', `Profile ${url} is for ${profile.definition.type} resources, not ${type}`, type),
+        createIssue('invalid', `Profile ${url} is for ${profile.definition.type} resources, not ${type}`, expression),
       );
       return issues;
     }
-    new ProfileRun(this, this.options, issues).check(profile, { value: resource, type, expression: type }, 0);
+    const context = { resource, rootResource: at?.rootResource ?? resource };
+    new ProfileRun(this, this.options, issues, context).check(profile, { value: resource, type, expression }, 0);
     return issues;
   }
 
@@ -113,21 +129,63 @@ export class ProfileValidator {
       return `Profile ${url} constrains an unknown type ${definition.type}`;
     }
     const snapshot = snapshotElements(definition, schema, baseSnapshot);
-    return { definition, snapshot, root: buildProfileTree(snapshot, definition.type) };
+    return { definition, snapshot, root: buildProfileTree(snapshot, definition.type, this.isBaseConstraint) };
   }
+
+  /** A node's element path without slice names ('Observation.component:SystolicBP' → 'Observation.component'). */
+  pathOf(node: ProfileNode): string {
+    let path = this.paths.get(node);
+    if (path === undefined) {
+      path = unslicedPath(node.id);
+      this.paths.set(node, path);
+    }
+    return path;
+  }
+
+  /** The codes of a value set the schema enumerates ('system|code' and code alone), or undefined. */
+  enumeration(valueSet: string): { codings: Set<string>; codes: Set<string> } | undefined {
+    let found = this.enumerations.get(valueSet);
+    if (found === undefined) {
+      const members = this.options.schema.valueSets[unversioned(valueSet)];
+      found = members
+        ? { codings: new Set(members), codes: new Set(members.map((m) => m.slice(m.indexOf('|') + 1))) }
+        : null;
+      this.enumerations.set(valueSet, found);
+    }
+    return found ?? undefined;
+  }
+
+  /** Whether an invariant key is the base definitions' (ele-1, dom-2, obs-6…): the structural validator checks those. */
+  private readonly isBaseConstraint = (key: string): boolean => {
+    if (!this.baseConstraints) {
+      const keys = new Set<string>();
+      for (const type of Object.values(this.options.schema.types)) {
+        type.constraint?.forEach((c) => keys.add(c.key));
+        for (const el of Object.values(type.elements)) {
+          el.constraint?.forEach((c) => keys.add(c.key));
+        }
+      }
+      this.baseConstraints = keys;
+    }
+    return this.baseConstraints.has(key);
+  };
 }
 
 /** One validation against one profile (and the profiles it leads to). */
 class ProfileRun implements SlicingContext {
   readonly schema: ValidatorSchema;
+  readonly discriminators: DiscriminatorCache;
 
   constructor(
     private readonly validator: ProfileValidator,
     private readonly options: ProfileValidatorOptions,
     private readonly issues: OperationOutcomeIssue[],
+    /** %resource and %rootResource for the invariants. */
+    private readonly context: InvariantContext,
     private readonly depth = 0,
   ) {
     this.schema = options.schema;
+    this.discriminators = validator.discriminators;
   }
 
   private issue(code: IssueType, text: string, expression: string, severity: 'error' | 'warning' = 'error'): void {
@@ -145,7 +203,11 @@ class ProfileRun implements SlicingContext {
       return false;
     }
     const issues: OperationOutcomeIssue[] = [];
-    new ProfileRun(this.validator, this.options, issues, this.depth + 1).check(profile, item, this.depth + 1);
+    new ProfileRun(this.validator, this.options, issues, this.context, this.depth + 1).check(
+      profile,
+      item,
+      this.depth + 1,
+    );
     return !issues.some((i) => i.severity === 'error');
   }
 
@@ -164,14 +226,11 @@ class ProfileRun implements SlicingContext {
   }
 
   private codeIn(valueSet: string, system: string | undefined, code: string): boolean | undefined {
-    const url = unversioned(valueSet);
-    const enumerated = this.schema.valueSets[url];
+    const enumerated = this.validator.enumeration(valueSet);
     if (enumerated) {
-      return system === undefined
-        ? enumerated.some((m) => m.slice(m.indexOf('|') + 1) === code)
-        : enumerated.includes(`${system}|${code}`);
+      return system === undefined ? enumerated.codes.has(code) : enumerated.codings.has(`${system}|${code}`);
     }
-    return this.options.inValueSet?.(url, system, code);
+    return this.options.inValueSet?.(unversioned(valueSet), system, code);
   }
 
   /** A value against a node: its own constraints, then its children and slices. */
@@ -192,21 +251,64 @@ class ProfileRun implements SlicingContext {
     if (node.types) {
       this.types(node, item, depth);
     }
+    if (node.constraints) {
+      const isResource = isObject(value) && typeof value.resourceType === 'string';
+      this.validator.invariants.check(
+        node.constraints,
+        this.invariantBase(node, item),
+        isResource,
+        value,
+        this.context,
+        expression,
+        this.issues,
+      );
+    }
     if (!isObject(value)) {
       return;
     }
     for (const child of node.children.values()) {
+      if (!child.required && value[child.name] === undefined && !child.name.endsWith('[x]')) {
+        continue; // absent and not required: nothing to check (most of a snapshot's elements)
+      }
       const declared = child.types?.length === 1 ? child.types[0].code : undefined;
       const items = childItems(item, child.name, declared === 'BackboneElement' ? undefined : declared, this.schema);
-      this.element(child, items, expression, profileUrl, depth);
+      // A primitive given by its extensions alone (`_status`) is there (hl7.org/fhir/R4/json.html#primitive).
+      const extended = items.length === 0 ? value[`_${child.name}`] : undefined;
+      const onlyExtended = extended === undefined ? 0 : Array.isArray(extended) ? extended.length : 1;
+      this.element(child, items, expression, profileUrl, depth, onlyExtended);
     }
   }
 
+  /**
+   * What an element's invariants are evaluated on: a primitive by its element's path, with the
+   * choice typed ('Observation.effectiveDateTime': the FHIRPath engine takes the value's type
+   * from it, so that `$this as dateTime` works); other values by their type ('Period') or
+   * backbone path ('Observation.component'). A resource's are evaluated on the resource.
+   */
+  private invariantBase(node: ProfileNode, item: Item): string {
+    const path = this.validator.pathOf(node);
+    const choice = path.endsWith('[x]') ? path.slice(0, -3) : undefined;
+    if (item.type && this.schema.types[item.type]?.kind === 'primitive-type' && !(choice ?? path).includes('[x]')) {
+      return choice === undefined ? path : choice + item.type.charAt(0).toUpperCase() + item.type.slice(1);
+    }
+    return item.type ?? path;
+  }
+
   /** All the values of one element within one parent value. */
-  private element(node: ProfileNode, items: Item[], parent: string, profileUrl: string, depth: number): void {
-    const where = `${parent}.${node.name}`;
-    if (items.length < node.min) {
-      this.issue('required', `${node.id}: minimum required = ${node.min}, but only found ${items.length}`, where);
+  private element(
+    node: ProfileNode,
+    items: Item[],
+    parent: string,
+    profileUrl: string,
+    depth: number,
+    onlyExtended = 0,
+  ): void {
+    if (items.length + onlyExtended < node.min) {
+      this.issue(
+        'required',
+        `${node.id}: minimum required = ${node.min}, but only found ${items.length}`,
+        `${parent}.${node.name}`,
+      );
     }
     if (items.length > node.max) {
       this.issue(
@@ -234,6 +336,11 @@ class ProfileRun implements SlicingContext {
   private types(node: ProfileNode, item: Item, depth: number): void {
     const types = node.types!;
     const type = item.type;
+    if (types.length === 1 && types[0].code === type && types[0].profiles.length === 0) {
+      if (types[0].targetProfiles.length === 0 || type !== 'Reference') {
+        return; // the one type allowed, with nothing more to check (the common case)
+      }
+    }
     const allowed = type ? types.filter((t) => t.code === type || ANY_OF.has(t.code) || sameKind(t.code, type)) : types;
     if (type && allowed.length === 0) {
       this.issue(
@@ -312,11 +419,10 @@ class ProfileRun implements SlicingContext {
 const ANY_OF = new Set(['Resource', 'DomainResource', 'BackboneElement', 'Element']);
 
 /** Quantity's profiles (SimpleQuantity, Age…) are written with their own type names in snapshots. */
+const QUANTITY_KINDS = new Set(['SimpleQuantity', 'Age', 'Count', 'Distance', 'Duration', 'MoneyQuantity']);
+
 function sameKind(allowed: string, actual: string): boolean {
-  return (
-    actual === 'Quantity' &&
-    ['SimpleQuantity', 'Age', 'Count', 'Distance', 'Duration', 'MoneyQuantity'].includes(allowed)
-  );
+  return actual === 'Quantity' && QUANTITY_KINDS.has(allowed);
 }
 
 /** The system|code pairs of a code, Coding or CodeableConcept value. */

@@ -50,4 +50,47 @@ export interface ValidatorSchema {
   extensions?: Record<string, ValidatorExtension>;
   /** Expansions of required-binding value sets: URL -> ['system|code', ...]. */
   valueSets: Record<string, string[]>;
+  /**
+   * Profiles of the specification that instances SHALL conform to without declaring them (R4's
+   * vital signs, hl7.org/fhir/R4/observation-vitalsigns.html), by url, with snapshots.
+   */
+  profiles?: Record<string, ProfileDefinition>;
+  /**
+   * When they apply: a resource of `type` whose `code` has a coding 'system|code' among `codes`
+   * SHALL conform to `profile`; the first rule that matches applies.
+   */
+  profilesByCode?: { type: string; profile: string; codes: string[] }[];
+}
+
+/** An ElementDefinition as JSON, with the parts profile validation reads (fixed[x]/pattern[x] by key). */
+export interface ProfileElement {
+  id?: string;
+  path: string;
+  sliceName?: string;
+  min?: number;
+  max?: string;
+  type?: { code: string; profile?: string[]; targetProfile?: string[] }[];
+  binding?: { strength: string; valueSet?: string };
+  slicing?: {
+    discriminator?: { type: string; path: string }[];
+    ordered?: boolean;
+    rules?: string;
+  };
+  maxLength?: number;
+  /** Invariants; those of the base definitions are the structural validator's. */
+  constraint?: { key: string; severity: string; human: string; expression?: string }[];
+  [key: string]: unknown;
+}
+
+/** A StructureDefinition as JSON: the parts profile validation reads. */
+export interface ProfileDefinition {
+  resourceType: 'StructureDefinition';
+  url: string;
+  name?: string;
+  type: string;
+  kind?: string;
+  derivation?: string;
+  baseDefinition?: string;
+  snapshot?: { element?: ProfileElement[] };
+  differential?: { element?: ProfileElement[] };
 }

@@ -9,6 +9,8 @@ import type { ValidatorSchema } from './schema.js';
 
 export interface SlicingContext {
   schema: ValidatorSchema;
+  /** What the discriminator paths lead to in each slice, found once (per validator) for every value sorted. */
+  discriminators: DiscriminatorCache;
   /** Whether the value conforms to the profile (validates without errors). */
   conforms(item: Item, profileUrl: string): boolean;
   /** Whether a coded value is in the value set; undefined when that cannot be told. */
@@ -54,32 +56,65 @@ export function extensionUrl(slice: ProfileNode): string | undefined {
   return slice.types?.find((t) => t.code === 'Extension')?.profiles[0]?.split('|')[0];
 }
 
-/** The node of a slice that a discriminator path leads to, and the url it fixes when it is an extension's url. */
-function discriminatorNode(slice: ProfileNode, path: string): { node?: ProfileNode; impliedUrl?: string } {
-  let node: ProfileNode | undefined = slice;
+/**
+ * The nodes of a slice that a discriminator path leads to, and the url it fixes when it is an
+ * extension's url. Usually one node; where the path runs through an element the slice slices
+ * again without saying anything of the next step itself (bp's SystolicBP slices
+ * `code.coding` into SBPCode, which fixes `code`), the nodes of those slices.
+ */
+function discriminatorNodes(slice: ProfileNode, path: string, cache: DiscriminatorCache): DiscriminatorNodes {
+  let bySlice = cache.get(slice);
+  if (!bySlice) {
+    bySlice = new Map();
+    cache.set(slice, bySlice);
+  }
+  let found = bySlice.get(path);
+  if (!found) {
+    found = findDiscriminatorNodes(slice, path);
+    bySlice.set(path, found);
+  }
+  return found;
+}
+
+export interface DiscriminatorNodes {
+  /** The path's steps ('code', 'coding', "extension('…')"). */
+  steps: string[];
+  nodes: ProfileNode[];
+  impliedUrl?: string;
+}
+
+/** What discriminatorNodes finds, by slice and path: the same for every value sorted into slices. */
+export type DiscriminatorCache = WeakMap<ProfileNode, Map<string, DiscriminatorNodes>>;
+
+function findDiscriminatorNodes(slice: ProfileNode, path: string): DiscriminatorNodes {
+  const steps = pathSteps(path);
+  let nodes: ProfileNode[] = [slice];
   let parent: ProfileNode | undefined;
-  for (const step of pathSteps(path)) {
+  for (const step of steps) {
     if (step === '$this') continue;
     const fn = FUNCTION.exec(step);
     if (fn?.[1] === 'extension') {
-      const extension = childNode(node, 'extension');
+      const extension = childNode(nodes[0], 'extension');
       parent = extension?.slices.find((s) => extensionUrl(s) === fn[2]) ?? extension;
-      node = parent;
+      nodes = parent ? [parent] : [];
       continue;
     }
     if (fn?.[1] === 'ofType') continue;
-    if (fn) return {}; // resolve() and other functions: not followed
-    parent = node;
-    node = childNode(node, step);
+    if (fn) return { steps, nodes: [] }; // resolve() and other functions: not followed
+    parent = nodes[0];
+    nodes = nodes.flatMap((n) => {
+      const child = childNode(n, step);
+      return child ? [child] : n.slices.flatMap((s) => childNode(s, step) ?? []);
+    });
   }
-  const impliedUrl = path.endsWith('url') && parent && !node?.fixed ? extensionUrl(parent) : undefined;
-  return { node, impliedUrl };
+  const impliedUrl = path.endsWith('url') && parent && !nodes[0]?.fixed ? extensionUrl(parent) : undefined;
+  return { steps, nodes, impliedUrl };
 }
 
 /** The values a discriminator path selects in an instance value; undefined when it cannot be followed. */
-function discriminatorItems(item: Item, path: string, schema: ValidatorSchema): Item[] | undefined {
+function discriminatorItems(item: Item, steps: string[], schema: ValidatorSchema): Item[] | undefined {
   let items: Item[] = [item];
-  for (const step of pathSteps(path)) {
+  for (const step of steps) {
     if (step === '$this') continue;
     const fn = FUNCTION.exec(step);
     if (fn?.[1] === 'extension') {
@@ -102,8 +137,9 @@ function discriminatorItems(item: Item, path: string, schema: ValidatorSchema): 
 }
 
 function matchesDiscriminator(slice: ProfileNode, item: Item, d: Discriminator, ctx: SlicingContext): boolean {
-  const values = discriminatorItems(item, d.path, ctx.schema);
-  const { node, impliedUrl } = discriminatorNode(slice, d.path);
+  const { steps, nodes, impliedUrl } = discriminatorNodes(slice, d.path, ctx.discriminators);
+  const values = discriminatorItems(item, steps, ctx.schema);
+  const node = nodes[0];
   if (!values) {
     return false;
   }
@@ -113,16 +149,8 @@ function matchesDiscriminator(slice: ProfileNode, item: Item, d: Discriminator, 
       if (impliedUrl !== undefined) {
         return values.some((v) => v.value === impliedUrl);
       }
-      if (node?.fixed) {
-        return values.some((v) => deepEqual(v.value, node.fixed!.value));
-      }
-      if (node?.pattern) {
-        return values.some((v) => matchesPattern(v.value, node.pattern!.value));
-      }
-      if (node?.binding?.strength === 'required') {
-        return values.some((v) => ctx.inValueSet(node.binding!.valueSet, v) === true);
-      }
-      return false; // the slice gives nothing to tell it apart by
+      // The slice gives nothing to tell it apart by when no node fixes, patterns or binds the value.
+      return nodes.some((n) => valueMatches(n, values, ctx));
     }
     case 'exists':
       return node && node.max === 0 ? values.length === 0 : node && node.min > 0 ? values.length > 0 : true;
@@ -135,6 +163,20 @@ function matchesDiscriminator(slice: ProfileNode, item: Item, d: Discriminator, 
       return profiles.length > 0 && values.some((v) => profiles.some((p) => ctx.conforms(v, p)));
     }
   }
+}
+
+/** Whether one of `values` has the value a node fixes, matches its pattern or is in its required value set. */
+function valueMatches(node: ProfileNode, values: Item[], ctx: SlicingContext): boolean {
+  if (node.fixed) {
+    return values.some((v) => deepEqual(v.value, node.fixed!.value));
+  }
+  if (node.pattern) {
+    return values.some((v) => matchesPattern(v.value, node.pattern!.value));
+  }
+  if (node.binding?.strength === 'required') {
+    return values.some((v) => ctx.inValueSet(node.binding!.valueSet, v) === true);
+  }
+  return false;
 }
 
 function sliceMatches(slice: ProfileNode, item: Item, discriminators: Discriminator[], ctx: SlicingContext): boolean {

@@ -6,38 +6,9 @@
  * its base profiles says something about, each complete; elements nobody constrained are left to
  * the base type, which the structural validator checks anyway.
  */
-import type { ValidatorElement, ValidatorSchema, ValidatorType } from './schema.js';
+import type { ProfileDefinition, ProfileElement, ValidatorElement, ValidatorSchema, ValidatorType } from './schema.js';
 
-/** An ElementDefinition as JSON, with the parts profile validation reads (fixed[x]/pattern[x] by key). */
-export interface ProfileElement {
-  id?: string;
-  path: string;
-  sliceName?: string;
-  min?: number;
-  max?: string;
-  type?: { code: string; profile?: string[]; targetProfile?: string[] }[];
-  binding?: { strength: string; valueSet?: string };
-  slicing?: {
-    discriminator?: { type: string; path: string }[];
-    ordered?: boolean;
-    rules?: string;
-  };
-  maxLength?: number;
-  [key: string]: unknown;
-}
-
-/** A StructureDefinition as JSON: the parts profile validation reads. */
-export interface ProfileDefinition {
-  resourceType: 'StructureDefinition';
-  url: string;
-  name?: string;
-  type: string;
-  kind?: string;
-  derivation?: string;
-  baseDefinition?: string;
-  snapshot?: { element?: ProfileElement[] };
-  differential?: { element?: ProfileElement[] };
-}
+export type { ProfileDefinition, ProfileElement } from './schema.js';
 
 export const CORE_PREFIX = 'http://hl7.org/fhir/StructureDefinition/';
 

@@ -24,7 +24,9 @@ const observation = {
   category: [
     { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs' }] },
   ],
-  code: { coding: [{ system: 'http://loinc.org', code: '85354-9', display: 'Blood pressure' }], text: 'BP' },
+  // A local code: with LOINC 85354-9 the vital signs profile for blood pressure would apply
+  // (required-profiles.test.ts); these tests are about the base definitions.
+  code: { coding: [{ system: 'http://example.org/fhir/observation-codes', code: 'bp', display: 'Blood pressure' }] },
   subject: { reference: 'Patient/123', display: 'Jane' },
   effectiveDateTime: '2024-01-02T03:04:05Z',
   component: [

@@ -3,13 +3,16 @@
  * (hl7.org/fhir/R4/validation.html, "structure" and "cardinality" plus required bindings):
  * known resource type, no unknown elements, cardinality and array-ness, choice types, primitive
  * formats, primitive extensions (`_name`), contained resources, extensions, and codes of required
- * bindings that the schema enumerates. Every problem is one issue with a FHIRPath-like expression
- * ('Patient.name[0].given[1]'). Profiles and invariants (other than a few core ones) are not checked.
+ * bindings that the schema enumerates, invariants, and the profiles the specification makes
+ * mandatory by code (R4's vital signs: required-profiles.ts). Every problem is one issue with a
+ * FHIRPath-like expression ('Patient.name[0].given[1]'). Declared profiles (meta.profile) are the
+ * profile validator's (profiles.ts).
  */
 import type { OperationOutcomeIssue } from '../fhir-types.js';
 import { createIssue, OperationOutcomeError, validationError, type IssueType } from '../outcome.js';
 import { CompiledSchema, type CompiledElement, type CompiledProperty, type CompiledType } from './compile.js';
 import type { InvariantContext } from './invariants.js';
+import type { RequiredProfiles } from './required-profiles.js';
 import { checkPrimitive } from './primitives.js';
 import { noteReference, type ReferenceUse } from './references.js';
 import { checkResourceRules } from './resource-rules.js';
@@ -17,15 +20,24 @@ import { checkTypeRules } from './type-rules.js';
 import { NarrativeLinks } from './narrative.js';
 import type { ValidatorSchema } from './schema.js';
 
-export interface ValidateOptions {
+/** What a validation checks beyond the base definitions. */
+export interface ValidationChecks {
+  /**
+   * The profiles the specification requires by code (R4's vital signs: required-profiles.ts), on
+   * the resource and the resources in it; default true. A server may leave them to $validate.
+   */
+  requiredProfiles?: boolean;
+}
+
+export interface ValidateOptions extends ValidationChecks {
   schema: ValidatorSchema;
 }
 
 export interface Validator {
   /** All the problems found; an empty list means the resource is valid. */
-  validate(resource: unknown): OperationOutcomeIssue[];
+  validate(resource: unknown, checks?: ValidationChecks): OperationOutcomeIssue[];
   /** Throws an OperationOutcomeError (400, one issue per problem) if the resource is invalid. */
-  assertValid(resource: unknown): void;
+  assertValid(resource: unknown, checks?: ValidationChecks): void;
   /** Whether `type` names a concrete resource type of the schema. */
   isResourceType(type: string): boolean;
 }
@@ -70,7 +82,15 @@ class Run {
   /** The narratives' internal hyperlinks and anchors, judged once the whole instance is walked. */
   readonly narrativeLinks = new NarrativeLinks();
 
-  constructor(private readonly compiled: CompiledSchema) {}
+  /** The profiles required by code, when this run checks them. */
+  private readonly requiredProfiles: RequiredProfiles | undefined;
+
+  constructor(
+    private readonly compiled: CompiledSchema,
+    checks: ValidationChecks | undefined,
+  ) {
+    this.requiredProfiles = checks?.requiredProfiles === false ? undefined : compiled.requiredProfiles;
+  }
 
   issue(code: IssueType, text: string, expression: string): void {
     this.issues.push(createIssue(code, text, expression));
@@ -106,6 +126,9 @@ class Run {
     const outer = this.context;
     this.context = { resource: value, rootResource: contained ? outer.resource : value };
     this.object(value, type, path);
+    if (this.requiredProfiles?.has(resourceType)) {
+      this.requiredProfiles.check(value, resourceType, path, this.context, this.issues);
+    }
     checkResourceRules(value, path, this.references, this.issues);
     this.context = outer;
   }
@@ -373,8 +396,8 @@ class Run {
 /** Builds a validator over a schema; compiled type tables are shared by all its calls. */
 export function createValidator(schema: ValidatorSchema): Validator {
   const compiled = new CompiledSchema(schema);
-  const validate = (resource: unknown): OperationOutcomeIssue[] => {
-    const run = new Run(compiled);
+  const validate = (resource: unknown, checks?: ValidationChecks): OperationOutcomeIssue[] => {
+    const run = new Run(compiled, checks);
     const resourceType = isObject(resource) ? resource.resourceType : undefined;
     run.resource(resource, typeof resourceType === 'string' ? resourceType : 'Resource', undefined, false);
     run.narrativeLinks.check(run.issues);
@@ -382,8 +405,8 @@ export function createValidator(schema: ValidatorSchema): Validator {
   };
   return {
     validate,
-    assertValid(resource) {
-      const issues = validate(resource);
+    assertValid(resource, checks) {
+      const issues = validate(resource, checks);
       if (issues.length > 0) {
         throw new OperationOutcomeError(validationError(issues));
       }
@@ -408,12 +431,12 @@ function validatorFor(schema: ValidatorSchema): Validator {
 
 /** Validates a resource; returns the issues found (empty when valid). */
 export function validateResource(resource: unknown, options: ValidateOptions): OperationOutcomeIssue[] {
-  return validatorFor(options.schema).validate(resource);
+  return validatorFor(options.schema).validate(resource, options);
 }
 
 /** Validates a resource and throws an OperationOutcomeError (400) listing the issues if invalid. */
 export function assertValidResource(resource: unknown, options: ValidateOptions): void {
-  validatorFor(options.schema).assertValid(resource);
+  validatorFor(options.schema).assertValid(resource, options);
 }
 
 /**

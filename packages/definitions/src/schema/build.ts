@@ -19,6 +19,8 @@ import {
   type StructureDefinitionJson,
 } from './convert.js';
 import type { ExtensionSchema, FhirSchema, OperationDefinitionJson, TypeSchema } from './types.js';
+import { baseConstraintKeys, expandProfileBindings, trimProfile } from './profiles.js';
+import { VITAL_SIGNS_SNOMED_CT, vitalSignsProfiles } from './vital-signs.js';
 import {
   expandRequiredBindings,
   RESOURCE_TYPES_SYSTEM,
@@ -27,7 +29,7 @@ import {
 } from './valuesets.js';
 
 /** Bump when the builder's output changes for the same inputs, so stale prebuilt files are ignored. */
-export const SCHEMA_BUILDER_VERSION = 5;
+export const SCHEMA_BUILDER_VERSION = 6;
 
 export interface DefinitionBundle {
   entry?: { resource?: { resourceType?: string } }[];
@@ -42,6 +44,8 @@ export interface SchemaSources {
   valueSets: TerminologyBundle;
   /** extension-definitions.json: the R4 extensions. */
   extensionDefinitions?: DefinitionBundle;
+  /** profiles-others.json: R4's profiles; the vital signs ones are applied by code (vital-signs.ts). */
+  profilesOthers?: DefinitionBundle;
   fingerprint: string;
 }
 
@@ -56,6 +60,7 @@ export function schemaInputs(): unknown[] {
     PLATFORM_META_ELEMENTS,
     PLATFORM_REFERENCE_TARGETS,
     PLATFORM_TERMINOLOGY,
+    VITAL_SIGNS_SNOMED_CT,
   ];
 }
 
@@ -107,14 +112,28 @@ export function buildSchema(sources: SchemaSources): FhirSchema {
     .map((t) => t.name);
   expander.addCodes(RESOURCE_TYPES_SYSTEM, resourceTypes);
 
-  return {
+  const valueSets = expandRequiredBindings(types, expander);
+  const schema: FhirSchema = {
     fhirVersion: '4.0.1',
     fingerprint: sources.fingerprint,
     types,
-    valueSets: expandRequiredBindings(types, expander),
+    valueSets,
     extensions: extensionSchemas(sources.extensionDefinitions),
     operations: operationDefinitions(sources.profilesResources),
   };
+  if (sources.profilesOthers) {
+    // The vital signs profiles, applied by code, and the profiles of data types they use (SimpleQuantity).
+    const baseConstraints = baseConstraintKeys(types);
+    const vitalSigns = vitalSignsProfiles(structureDefinitions(sources.profilesOthers), baseConstraints);
+    const typeProfiles = structureDefinitions(sources.profilesTypes)
+      .filter((sd) => sd.derivation === 'constraint')
+      .map((sd) => trimProfile(sd, { baseConstraints }));
+    const profiles = [...vitalSigns.profiles, ...typeProfiles];
+    expandProfileBindings(profiles, expander, valueSets);
+    schema.profiles = Object.fromEntries(profiles.map((p) => [p.url, p]));
+    schema.profilesByCode = vitalSigns.profilesByCode;
+  }
+  return schema;
 }
 
 /** The R4 OperationDefinitions, kept so that a server never parses the resource profiles again for them. */

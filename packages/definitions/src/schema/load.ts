@@ -43,6 +43,7 @@ export function buildSchemaFromFiles(): FhirSchema {
     profilesResources: readJson(join(dir, 'profiles-resources.json')),
     valueSets: readJson(join(dir, 'valuesets.json')),
     extensionDefinitions: readJson(join(dir, 'extension-definitions.json')),
+    profilesOthers: readJson(join(dir, 'profiles-others.json')),
     fingerprint: schemaFingerprint(),
   });
 }

@@ -100,6 +100,48 @@ export interface FhirSchema {
   extensions?: Record<string, ExtensionSchema>;
   /** The specification's OperationDefinitions (hl7.org/fhir/R4/operationslist.html), by id (`ValueSet-expand`). */
   operations: Record<string, OperationDefinitionJson>;
+  /**
+   * Profiles of the specification that instances SHALL conform to without declaring them (R4's
+   * vital signs, hl7.org/fhir/R4/observation-vitalsigns.html), by url, snapshots trimmed.
+   */
+  profiles?: Record<string, ProfileSchema>;
+  /** When those profiles apply: the first rule whose codes meet the resource's `code` (see vital-signs.ts). */
+  profilesByCode?: ProfileByCode[];
+}
+
+/** An ElementDefinition of a profile's snapshot, trimmed to what profile validation reads. */
+export interface ProfileElementSchema {
+  id?: string;
+  path: string;
+  sliceName?: string;
+  min?: number;
+  max?: string;
+  type?: { code: string; profile?: string[]; targetProfile?: string[] }[];
+  binding?: { strength: string; valueSet?: string };
+  slicing?: { discriminator?: { type: string; path: string }[]; ordered?: boolean; rules?: string };
+  maxLength?: number;
+  constraint?: { key: string; severity: string; human: string; expression?: string }[];
+  /** fixed[x] and pattern[x], by their typed names (fixedCode, patternCodeableConcept...). */
+  [key: string]: unknown;
+}
+
+/** A profile (a constraint StructureDefinition) with its snapshot. */
+export interface ProfileSchema {
+  resourceType: 'StructureDefinition';
+  url: string;
+  name?: string;
+  type: string;
+  kind?: string;
+  derivation?: string;
+  baseDefinition?: string;
+  snapshot: { element: ProfileElementSchema[] };
+}
+
+/** A resource of `type` whose `code` has a coding 'system|code' of `codes` SHALL conform to `profile`. */
+export interface ProfileByCode {
+  type: string;
+  profile: string;
+  codes: string[];
 }
 
 /** An R4 OperationDefinition as JSON (typed in @hearth/fhir-types; kept loose here). */
