@@ -24,6 +24,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { repairedEcqmBundle } from '../../apps/server/src/test/ecqm-data.js';
 import { signIn } from './auth.js';
 import { median } from './load.js';
 import { processCpuMs, startServer } from './server.js';
@@ -77,11 +78,17 @@ function counts(report: Report | undefined): Map<string, number> {
 
 function describe(report: Report | undefined): string {
   const failures = report?.contained?.find((c) => c.resourceType === 'OperationOutcome') as
-    { issue: unknown[] } | undefined;
+    { issue: { details?: { text?: string } }[] } | undefined;
+  // Why patients failed, each distinct reason once (patient ids left out).
+  const reasons = [
+    ...new Set(
+      (failures?.issue ?? []).map((i) => (i.details?.text ?? '').replace(/Patient\/[A-Za-z0-9\-.]+/g, 'Patient/…')),
+    ),
+  ];
   return (
     [...counts(report)].map(([code, n]) => `${code} ${n}`).join(', ') +
     `; score ${report?.group[0].measureScore?.value ?? 'none'}` +
-    (failures ? `; ${failures.issue.length} patients failed` : '')
+    (failures ? `; ${failures.issue.length} patients failed (${reasons.slice(0, 3).join(' | ')})` : '')
   );
 }
 
@@ -152,9 +159,9 @@ export async function runMeasuresBench(
     );
     const testPatients: string[] = [];
     for (const f of tests) {
-      const bundle = JSON.parse(readFileSync(`${ECQM}/${MEASURE}/tests/${f}`, 'utf8')) as Parameters<
-        typeof testCopy
-      >[0];
+      const bundle = repairedEcqmBundle(
+        JSON.parse(readFileSync(`${ECQM}/${MEASURE}/tests/${f}`, 'utf8')) as Parameters<typeof testCopy>[0],
+      );
       const patient = bundle.entry.find((e) => e.resource.resourceType === 'Patient')?.resource.id;
       testPatients.push(`${patient}-c0`);
       for (let k = 0; k < options.copies; k++) await request('POST', '', testCopy(bundle, k));
