@@ -232,6 +232,7 @@ export async function createServices(
     binaryStore,
   });
   agents.registerOperations(operations);
+  notices.on(['Bot'], (notice) => agents.hub.botsChanged(notice.projectId));
   const fhircast = createFhircastModule({
     pool,
     logger,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parseAgentMessage, type AgentMessage } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { get, post } from '../bots/testing.js';
+import { deploy, get, post } from '../bots/testing.js';
 import { createTestAgent, type TestAgent } from './testing.js';
 
 const HL7_BOT = `
@@ -186,6 +186,44 @@ describe('/ws/agent', () => {
     await new Promise((r) => setTimeout(r, 200));
     const after = (await get(t, `fhir/R4/Agent/${agent.agentId}/$status`)).json() as { parameter: unknown[] };
     expect(after.parameter).toContainEqual({ name: 'status', valueCode: 'disconnected' });
+  });
+
+  it('runs a bot deployed again while the agent is connected with its new code, without a reload', async () => {
+    const a = await openAgentSocket();
+    a.send({ type: 'agent:connect:request', accessToken: agent.token, agentId: agent.agentId, callback: 'c1' });
+    await a.next((m) => m.type === 'agent:connect:response');
+    const transmit = (id: string) => ({
+      type: 'agent:transmit:request' as const,
+      channel: 'adt',
+      remote: '10.0.0.1:5000',
+      contentType: 'x-application/hl7-v2+er7',
+      body: HL7(id),
+      callback: `k-${id}`,
+    });
+    a.send(transmit('R1'));
+    const before = await a.next((m) => m.type === 'agent:transmit:response');
+    expect(before.type === 'agent:transmit:response' && before.body).toContain('\rMSA|AA|R1|JOHN\r');
+
+    await deploy(
+      t,
+      agent.botId,
+      `import { buildAck } from '@hearth/core';
+       export async function handler(client: any, event: any) {
+         return buildAck(event.input, { code: 'AE', text: 'version two' });
+       }`,
+    );
+    // The notice of the Bot's write reaches the hub through the message bus: poll until it has.
+    let after = '';
+    for (let i = 0; i < 50 && !after.includes('version two'); i++) {
+      a.send(transmit(`R2-${i}`));
+      const answer = await a.next((m) => m.type === 'agent:transmit:response');
+      after = answer.type === 'agent:transmit:response' ? (answer.body ?? '') : '';
+      if (!after.includes('version two')) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(after).toContain('|AE|');
+    expect(after).toContain('version two');
+    a.socket.close();
+    await deploy(t, agent.botId, HL7_BOT);
   });
 
   it('answers $push with 400 when the agent is not connected, and checks its parameters', async () => {

@@ -400,6 +400,17 @@ export class AgentHub {
     }
   }
 
+  /**
+   * A Bot of this project was written (deployed again, changed), in this process or another: each
+   * connection of the project reads its channels' bots again at its next message, so a redeployed
+   * bot runs its new code without a `$reload-config`.
+   */
+  botsChanged(projectId: string): void {
+    for (const connection of this.connections.values()) {
+      if (connection.projectId === projectId) connection.bots.clear();
+    }
+  }
+
   /** The agent's logged messages (of one channel when given), newest first, this process's buffer included. */
   async recent(agentId: string, channel?: string) {
     await this.flushLog();
