@@ -177,6 +177,9 @@ describe('/ws/agent', () => {
       entry: { resource: { parameter: { name: string; resource: { parameter?: unknown[] } }[] } }[];
     };
     expect(bulk.entry).toHaveLength(1);
+    const unselected = await get(t, `fhir/R4/Agent/$bulk-status`);
+    expect(unselected.status).toBe(400);
+    expect(unselected.text).toContain('selects agents by Agent search parameters');
     expect(bulk.entry[0].resource.parameter[1].resource.parameter).toContainEqual({
       name: 'status',
       valueCode: 'connected',

@@ -18,6 +18,9 @@ import { readPushInput } from './push-input.js';
 const RELOAD_TIMEOUT_MS = 10_000;
 const BULK_LIMIT = 1000;
 
+/** Parameters that shape a search's answer without selecting anything. */
+const RESULT_PARAMETERS = new Set(['_count', '_sort', '_total', '_summary', '_elements', '_format', '_pretty']);
+
 function statusParameters(status: AgentConnectionStatus | undefined): Parameters {
   return {
     resourceType: 'Parameters',
@@ -91,6 +94,14 @@ export function registerAgentOperations(registry: OperationRegistry, hub: AgentH
     definition: AGENT_BULK_STATUS,
     handler: async (input) => {
       const { repo } = input.context;
+      if ([...input.query.keys()].every((name) => RESULT_PARAMETERS.has(name))) {
+        fail(
+          badRequest(
+            'Agent/$bulk-status selects agents by Agent search parameters (e.g. name, _id; status=active,off,error for every agent)',
+            'Agent/$bulk-status',
+          ),
+        );
+      }
       const ids = await repo.findMatches('Agent', input.query.toString(), BULK_LIMIT + 1);
       if (ids.length > BULK_LIMIT) {
         fail(badRequest(`More than ${BULK_LIMIT} agents match: narrow the search`));
