@@ -9,6 +9,8 @@ export default tseslint.config(
       '**/node_modules/**',
       '.hearth/**',
       '.hearth-test/**',
+      // The benchmark's working copies (the load harness among them).
+      '.hearth-bench/**',
       'artifacts/**',
       'coverage/**',
       'docs/sdk/**',

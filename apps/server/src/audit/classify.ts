@@ -70,57 +70,58 @@ function referencedPatient(text: string, start: number, close: number): string |
 export function patientsIn(text: string | undefined, own?: string): string[] {
   const found = new Set<string>();
   if (own) found.add(own);
-  if (!text) return [...found];
-  const add = (id: string): boolean => {
-    found.add(`Patient/${id}`);
-    return found.size < MAX_PATIENTS;
-  };
-
-  // "resourceType":"Patient","id":"{id}"
-  const RESOURCE = '"resourceType":"Patient","id":"';
-  for (let at = text.indexOf(RESOURCE); at !== -1;) {
-    const start = at + RESOURCE.length;
-    const end = idEnd(text, start);
-    if (end > start && end - start <= MAX_ID && text.charCodeAt(end) === 34) {
-      if (!add(text.slice(start, end))) return [...found];
-      at = text.indexOf(RESOURCE, end + 1);
-    } else {
-      at = text.indexOf(RESOURCE, at + 1);
-    }
-  }
-
-  // "fullUrl":"{anything}/Patient/{id}"
-  const FULL_URL = '"fullUrl":"';
-  for (let at = text.indexOf(FULL_URL); at !== -1;) {
-    const start = at + FULL_URL.length;
-    const close = text.indexOf('"', start);
-    if (close === -1) break;
-    let idStart = close;
-    while (idStart > start && isIdChar(text.charCodeAt(idStart - 1))) idStart--;
-    const length = close - idStart;
-    if (length >= 1 && length <= MAX_ID && idStart - 9 >= start && text.startsWith('/Patient/', idStart - 9)) {
-      if (!add(text.slice(idStart, close))) return [...found];
-      at = text.indexOf(FULL_URL, close + 1);
-    } else {
-      at = text.indexOf(FULL_URL, at + 1);
-    }
-  }
-
-  // "reference":"[anything/]Patient/{id}[/_history/{anything}]"
-  const REFERENCE = '"reference":"';
-  for (let at = text.indexOf(REFERENCE); at !== -1;) {
-    const start = at + REFERENCE.length;
-    const close = text.indexOf('"', start);
-    if (close === -1) break;
-    const id = referencedPatient(text, start, close);
-    if (id !== undefined) {
-      if (!add(id)) return [...found];
-      at = text.indexOf(REFERENCE, close + 1);
-    } else {
-      at = text.indexOf(REFERENCE, at + 1);
+  if (text) {
+    for (const [prefix, read] of RULES) {
+      if (!eachMatch(text, prefix, read, (id) => found.add(`Patient/${id}`).size < MAX_PATIENTS)) break;
     }
   }
   return [...found];
+}
+
+/** Reads the string a rule's prefix opens (text[start, close)): the patient id it names, if any. */
+type StringRule = (text: string, start: number, close: number) => string | undefined;
+
+/** The string is the id itself: `"resourceType":"Patient","id":"{id}"`. */
+const wholeId: StringRule = (text, start, close) => {
+  const length = close - start;
+  return length >= 1 && length <= MAX_ID && idEnd(text, start) === close ? text.slice(start, close) : undefined;
+};
+
+/** The string ends in /Patient/{id}: `"fullUrl":"{anything}/Patient/{id}"`. */
+const fullUrlId: StringRule = (text, start, close) => {
+  let idStart = close;
+  while (idStart > start && isIdChar(text.charCodeAt(idStart - 1))) idStart--;
+  const length = close - idStart;
+  return length >= 1 && length <= MAX_ID && idStart - 9 >= start && text.startsWith('/Patient/', idStart - 9)
+    ? text.slice(idStart, close)
+    : undefined;
+};
+
+const RULES: [string, StringRule][] = [
+  ['"resourceType":"Patient","id":"', wholeId],
+  ['"fullUrl":"', fullUrlId],
+  ['"reference":"', referencedPatient],
+];
+
+/**
+ * Each string value after `prefix`, read as a global regular expression reads the text: a match
+ * consumes its string (the search goes on after its closing quote), a miss moves on by one
+ * character. False once `add` says to stop.
+ */
+function eachMatch(text: string, prefix: string, read: StringRule, add: (id: string) => boolean): boolean {
+  for (let at = text.indexOf(prefix); at !== -1;) {
+    const start = at + prefix.length;
+    const close = text.indexOf('"', start);
+    if (close === -1) return true;
+    const id = read(text, start, close);
+    if (id !== undefined) {
+      if (!add(id)) return false;
+      at = text.indexOf(prefix, close + 1);
+    } else {
+      at = text.indexOf(prefix, at + 1);
+    }
+  }
+  return true;
 }
 
 /** Entries of a searchset (or any Bundle) text: the matches on the page. */

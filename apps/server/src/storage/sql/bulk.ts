@@ -5,7 +5,7 @@ import { copyRows } from '../../platform/postgres-copy.js';
 import { preparedName, type PoolClient } from '../../platform/postgres.js';
 import type { StoredVersion } from '../types.js';
 import { historyTable, resourceTable } from '../tables.js';
-import type { CurrentRow, RowCondition } from './versions.js';
+import { toCurrentRow, type CurrentDbRow, type CurrentRow, type RowCondition } from './versions.js';
 
 /** A current row as a bulk writer needs it: with whether the write condition allows replacing it. */
 export interface LockedRow extends CurrentRow {
@@ -31,30 +31,12 @@ export async function lockCurrentMany(
     }) ?? 'true';
   const text = `SELECT resource_type, id, project_id, version_id, last_updated, deleted, content, (${allowed}) AS allowed
     FROM ${resourceTable(resourceType)} r WHERE id = ANY($1::text[]) AND resource_type = $2 FOR UPDATE OF r`;
-  const result = await client.query<{
-    id: string;
-    project_id: string;
-    version_id: number;
-    last_updated: Date;
-    deleted: boolean;
-    content: string;
-    allowed: boolean;
-  }>({ name: preparedName('hearth_bulk_lock', text), text, values: params });
-  return new Map(
-    result.rows.map((r) => [
-      r.id,
-      {
-        resourceType,
-        id: r.id,
-        projectId: r.project_id,
-        versionId: r.version_id,
-        lastUpdated: r.last_updated,
-        deleted: r.deleted,
-        content: r.content,
-        allowed: r.allowed === true,
-      },
-    ]),
-  );
+  const result = await client.query<CurrentDbRow & { allowed: boolean }>({
+    name: preparedName('hearth_bulk_lock', text),
+    text,
+    values: params,
+  });
+  return new Map(result.rows.map((r) => [r.id, { ...toCurrentRow(r), allowed: r.allowed === true }]));
 }
 
 const HISTORY_COLUMNS = ['resource_type', 'id', 'project_id', 'version_id', 'last_updated', 'content'];

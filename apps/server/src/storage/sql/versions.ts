@@ -152,7 +152,7 @@ export interface CurrentRow {
   content: string;
 }
 
-interface CurrentDbRow {
+export interface CurrentDbRow {
   resource_type: string;
   id: string;
   project_id: string;
@@ -162,7 +162,7 @@ interface CurrentDbRow {
   content: string;
 }
 
-function toCurrentRow(r: CurrentDbRow): CurrentRow {
+export function toCurrentRow(r: CurrentDbRow): CurrentRow {
   return {
     resourceType: r.resource_type,
     id: r.id,
