@@ -26,7 +26,7 @@ import { expandForSearch, subsumedCodesSql } from './terminology/api.js';
 import { createAutomation, type Automation } from './automation/module.js';
 import { withSubscriptionChecks } from './subscriptions/validate.js';
 import { BROADCAST_CHANNEL } from './subscriptions/broadcast.js';
-import { ChangeNotices, withChangeNotices } from './storage/change-notices.js';
+import { applyOwnWrites, ChangeNotices, withChangeNotices } from './storage/change-notices.js';
 import { createAuthModule, type AuthModule } from './auth/module.js';
 import { projectInitOperation } from './auth/operations/project-init.js';
 import { registerImagingOperations } from './imaging/operation.js';
@@ -125,6 +125,8 @@ export async function createServices(
   });
   notices.on(['SearchParameter'], (notice) => search.registry.forget(notice.projectId));
   const writes = new WriteEvents();
+  // This process's caches drop at once on its own writes; the bus tells the other processes.
+  writes.subscribe(applyOwnWrites(notices));
   // Stored profiles for $validate and enforced meta.profile (resources/profiles.ts), read again
   // when a project's definitions, terminology or settings change.
   const profiles = createProfileService({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
-import { ChangeNotices } from './change-notices.js';
+import { applyOwnWrites, ChangeNotices } from './change-notices.js';
 import { Repository } from './repository.js';
 
 const FHIR = 'application/fhir+json';
@@ -63,6 +63,19 @@ describe('ChangeNotices', () => {
     notices.receive({ k: 'changed', p: 'p3', t: ['Patient'] });
     expect(heard).toEqual(['terminology p1', 'params p2']);
     expect(notices.watches('Patient')).toBe(false);
+  });
+
+  it("gives the writing process its own writes' notices at once, before the write is answered", () => {
+    const notices = new ChangeNotices();
+    const heard: string[] = [];
+    notices.on(['StructureDefinition'], (n) => heard.push(n.projectId));
+    const listener = applyOwnWrites(notices);
+    listener([
+      { version: { resourceType: 'StructureDefinition', projectId: 'p1' } },
+      { version: { resourceType: 'Patient', projectId: 'p1' } },
+    ] as Parameters<typeof listener>[0]);
+    // Synchronously: no wait for the message bus.
+    expect(heard).toEqual(['p1']);
   });
 });
 

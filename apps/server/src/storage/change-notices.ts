@@ -82,8 +82,9 @@ function parseNotice(message: Record<string, unknown>): ChangeNotice | undefined
 
 /**
  * Announces writes of watched types from inside their own transaction (pg_notify on `channel`,
- * which PostgreSQL delivers at commit), so that every process drops what it cached before the write
- * is answered. For the PostgreSQL message bus only: Redis cannot send within the transaction.
+ * which PostgreSQL delivers at commit, never for a rolled-back write), so that every process drops
+ * what it cached (the writing process at once: `applyOwnWrites`). For the PostgreSQL message bus
+ * only: Redis cannot send within the transaction.
  */
 export function withChangeNotices(inner: SearchIndexer, notices: ChangeNotices, channel: string): SearchIndexer {
   const watched = (versions: StoredVersion[]) => versions.some((v) => notices.watches(v.resourceType));
@@ -106,6 +107,20 @@ export function withChangeNotices(inner: SearchIndexer, notices: ChangeNotices, 
         await client.query('SELECT pg_notify($1, $2)', [channel, JSON.stringify(message)]);
       }
     },
+  };
+}
+
+/**
+ * A write listener giving the writing process's own caches their notices at once, after the commit
+ * and before the write is answered: the bus delivers its message to this process too, but
+ * asynchronously, so a request right after the write could otherwise still read the old cache.
+ * The bus message, heard later, drops them again (harmless: handlers only drop what they hold).
+ */
+export function applyOwnWrites(notices: ChangeNotices): WriteListener {
+  return (events) => {
+    for (const message of notices.messagesFor(events.map((e) => e.version))) {
+      notices.receive(message);
+    }
   };
 }
 
