@@ -7,11 +7,11 @@ import type { ElementShaper } from './elements.js';
  * Validation of every write against the type's definition: the structural validator of
  * @hearth/core over the R4 + platform type schema of @hearth/definitions, built once.
  *
- * The vital signs profiles that R4 requires by code are checked when asked (`$validate` asks),
- * not on writes: like declared profiles, which a write meets only where its project enforces
- * them (resources/profiles.ts), they are a profile's demands on top of the base definitions. A
- * heart rate without the vital-signs category is stored as before, and one of R4's own examples
- * (Observation-f202, a body temperature without effective[x]) stays storable.
+ * The vital signs profiles that R4 requires by code are checked when asked: by `$validate`, and by
+ * writes in a project that enforces profiles (storage/write.ts), like declared profiles
+ * (resources/profiles.ts), since they are a profile's demands on top of the base definitions.
+ * Elsewhere a heart rate without the vital-signs category is stored as before, and one of R4's own
+ * examples (Observation-f202, a body temperature without effective[x]) stays storable.
  */
 export function createValidator(): ResourceValidator {
   const validator = createSchemaValidator(getSchema());

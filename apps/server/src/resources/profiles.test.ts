@@ -146,4 +146,85 @@ describe('stored profiles', () => {
     await repo.updateResource({ ...project, setting: [{ name: 'enforceProfiles', valueBoolean: false }] });
     expect((await request('POST', '/fhir/R4/Patient', declared)).statusCode).toBe(201);
   });
+  it('a project that enforces profiles also holds vital signs to the profile their code requires, on every write path', async () => {
+    // A heart rate without the vital-signs category, with a unit the heartrate profile does not allow.
+    const heartRate = {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ system: 'http://loinc.org', code: '8867-4' }] },
+      subject: { reference: 'Patient/p1' },
+      effectiveDateTime: '2024-03-01T10:00:00Z',
+      valueQuantity: { value: 72, unit: 'Hz', system: 'http://unitsofmeasure.org', code: 'Hz' },
+    };
+    const conforming = {
+      ...heartRate,
+      category: [
+        { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs' }] },
+      ],
+      valueQuantity: { value: 72, unit: 'beats/minute', system: 'http://unitsofmeasure.org', code: '/min' },
+    };
+    const stored = await request('POST', '/fhir/R4/Observation', heartRate);
+    expect(stored.statusCode).toBe(201);
+
+    const repo = t.services.systemRepo(t.testProject.projectId);
+    const project = (await repo.readResource('Project', t.testProject.projectId)).resource;
+    await repo.updateResource({ ...project, setting: [{ name: 'enforceProfiles', valueBoolean: true }] });
+    try {
+      const refused = await request('POST', '/fhir/R4/Observation', heartRate);
+      expect(refused.statusCode).toBe(422);
+      expect(
+        issuesOf(refused)
+          .filter((i) => i.startsWith('error'))
+          .map((i) => i.split(':')[0]),
+      ).toEqual(['error Observation.category', 'error Observation.category', 'error Observation.valueQuantity.code']);
+      // A resource its base definition rejects is still a 400, with every problem named.
+      const broken = await request('POST', '/fhir/R4/Observation', { ...heartRate, status: 'bogus' });
+      expect(broken.statusCode).toBe(400);
+      expect(issuesOf(broken).some((i) => i.startsWith('error Observation.status'))).toBe(true);
+
+      const created = await request('POST', '/fhir/R4/Observation', conforming);
+      expect(created.statusCode).toBe(201);
+      const id = created.json().id as string;
+      const update = await request('PUT', `/fhir/R4/Observation/${id}`, { ...heartRate, id });
+      expect(update.statusCode).toBe(422);
+      // The stored one that predates the setting can be brought up to the profile.
+      const storedId = stored.json().id as string;
+      expect(
+        (await request('PUT', `/fhir/R4/Observation/${storedId}`, { ...conforming, id: storedId })).statusCode,
+      ).toBe(200);
+
+      const transaction = await request('POST', '/fhir/R4', {
+        resourceType: 'Bundle',
+        type: 'transaction',
+        entry: [
+          { resource: conforming, request: { method: 'POST', url: 'Observation' } },
+          { resource: heartRate, request: { method: 'POST', url: 'Observation' } },
+        ],
+      });
+      expect(transaction.statusCode).toBe(422);
+      const batch = await request('POST', '/fhir/R4', {
+        resourceType: 'Bundle',
+        type: 'batch',
+        entry: [
+          { resource: conforming, request: { method: 'POST', url: 'Observation' } },
+          { resource: heartRate, request: { method: 'POST', url: 'Observation' } },
+        ],
+      });
+      expect(batch.statusCode).toBe(200);
+      expect(batch.json().entry.map((e: { response: { status: string } }) => e.response.status.slice(0, 3))).toEqual([
+        '201',
+        '422',
+      ]);
+
+      // $import's path: each line gets its own verdict.
+      const prepared = await repo.prepareBulk([
+        { ...conforming, id: 'bulk-vital-good' },
+        { ...heartRate, id: 'bulk-vital-bad' },
+      ] as never);
+      expect(prepared.items.map((i) => i.outcome?.id ?? 'ok')).toEqual(['ok', 'unprocessable-entity']);
+    } finally {
+      await repo.updateResource({ ...project, setting: [{ name: 'enforceProfiles', valueBoolean: false }] });
+    }
+    expect((await request('POST', '/fhir/R4/Observation', heartRate)).statusCode).toBe(201);
+  });
 });

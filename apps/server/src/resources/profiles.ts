@@ -183,6 +183,7 @@ export function createProfileService(options: ProfileServiceOptions): ProfileSer
 
   return {
     validate,
+    enforces: (projectId) => enforced(stateOf(projectId), projectId),
     async check(resource, projectId) {
       const declared = resource.meta?.profile?.filter((p): p is string => typeof p === 'string') ?? [];
       if (declared.length === 0 || !(await enforced(stateOf(projectId), projectId))) {

@@ -16,7 +16,7 @@ import { assertStoredType, type StorageContext } from './context.js';
 import { lockCurrentMany, writeVersionsByCopy, type LockedRow } from './sql/bulk.js';
 import type { StoredVersion } from './types.js';
 import { buildVersion, idTaken, laterThan, toEvent, type WriteItem } from './version.js';
-import { checkDeclaredProfiles, createMany, updateResource, validate } from './write.js';
+import { checkDeclaredProfiles, createMany, enforcesProfiles, updateResource, validate } from './write.js';
 
 /** How many resources are checked between two turns of the event loop (a batch's write runs meanwhile). */
 const YIELD_EVERY = 5;
@@ -38,6 +38,8 @@ interface PreparedItem {
 /** A batch checked and built, ready for writeBulk. */
 export interface PreparedBulk {
   items: PreparedItem[];
+  /** Whether the project enforces profiles (write.ts: enforcesProfiles), read once for the batch. */
+  enforced: boolean;
 }
 
 /** What became of one resource of a batch: written (created, or a new version of a stored one), or why not. */
@@ -58,6 +60,7 @@ function outcomeOf(err: unknown): OperationOutcome {
  */
 export async function prepareBulk(ctx: StorageContext, resources: Resource[]): Promise<PreparedBulk> {
   const items: PreparedItem[] = [];
+  const enforced = await enforcesProfiles(ctx);
   for (const [i, resource] of resources.entries()) {
     if (i > 0 && i % YIELD_EVERY === 0) await nextTurn();
     try {
@@ -70,19 +73,19 @@ export async function prepareBulk(ctx: StorageContext, resources: Resource[]): P
         input = guardedInput(ctx.scope, resource, undefined);
       } catch (err) {
         // Not allowed to create: an existing resource of that id may still be updated (writeBulk decides).
-        validate(ctx, resource);
+        validate(ctx, resource, enforced);
         items.push({ resource, createRefused: outcomeOf(err), validatedAsGiven: true });
         continue;
       }
-      validate(ctx, input);
-      await checkDeclaredProfiles(ctx, input);
+      validate(ctx, input, enforced);
+      await checkDeclaredProfiles(ctx, input, enforced);
       const version = buildVersion(ctx, input, resource.id, ctx.scope.projectId, 1);
       items.push({ resource, version, validatedAsGiven: input === resource });
     } catch (err) {
       items.push({ resource, outcome: outcomeOf(err) });
     }
   }
-  return { items };
+  return { items, enforced };
 }
 
 /** Thrown inside the batch's transaction to roll it back and write the batch the ordinary way. */
@@ -102,7 +105,9 @@ export async function writeBulk(ctx: StorageContext, prepared: PreparedBulk): Pr
   if (!ctx.client && ctx.deps.indexer.copyRows && items.some((i) => !i.outcome)) {
     try {
       const events: WriteItem[] = [];
-      const results = await withTransaction(ctx.deps.pool, (client) => writeInTransaction(ctx, client, items, events));
+      const results = await withTransaction(ctx.deps.pool, (client) =>
+        writeInTransaction(ctx, client, prepared, events),
+      );
       ctx.emit(events.map(toEvent));
       return results;
     } catch (err) {
@@ -118,7 +123,7 @@ export async function writeBulk(ctx: StorageContext, prepared: PreparedBulk): Pr
 async function writeInTransaction(
   ctx: StorageContext,
   client: PoolClient,
-  items: PreparedItem[],
+  { items, enforced }: PreparedBulk,
   events: WriteItem[],
 ): Promise<BulkResult[]> {
   const results: BulkResult[] = items.map((i) => (i.outcome ? { outcome: i.outcome } : { created: true }));
@@ -150,7 +155,7 @@ async function writeInTransaction(
           events.push({ version, interaction: 'create' });
           continue;
         }
-        const version = newVersionOf(ctx, item, row);
+        const version = newVersionOf(ctx, item, row, enforced);
         replaced.push(version);
         results[i] = { created: row.deleted };
         events.push({ version, interaction: row.deleted ? 'create' : 'update', previous: row });
@@ -175,7 +180,7 @@ async function writeInTransaction(
  * another project holds is a conflict, a row the write condition refuses is forbidden, and
  * lastUpdated never goes back.
  */
-function newVersionOf(ctx: StorageContext, item: PreparedItem, row: LockedRow): StoredVersion {
+function newVersionOf(ctx: StorageContext, item: PreparedItem, row: LockedRow, enforced: boolean): StoredVersion {
   const { resourceType, id } = row;
   if (ctx.projects && !ctx.projects.includes(row.projectId)) {
     fail(idTaken(resourceType, id));
@@ -184,7 +189,7 @@ function newVersionOf(ctx: StorageContext, item: PreparedItem, row: LockedRow): 
     fail(forbiddenWith(`Not allowed to modify ${resourceType}/${id}`));
   }
   // An update validates the resource as given; the create's checks validated it with the create's guard.
-  if (!item.validatedAsGiven) validate(ctx, item.resource);
+  if (!item.validatedAsGiven) validate(ctx, item.resource, enforced);
   const input = guardedInput(ctx.scope, item.resource, row);
   return buildVersion(ctx, input, id, row.projectId, row.versionId + 1, laterThan(ctx, row.lastUpdated));
 }

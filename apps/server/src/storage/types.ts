@@ -132,14 +132,16 @@ export interface ConditionalMatcher {
 
 /** The `meta.profile`s of a write, checked when the project's setting `enforceProfiles` is on. */
 export interface DeclaredProfileCheck {
+  /** Whether the project's setting `enforceProfiles` is on (read once and held, like the profiles). */
+  enforces(projectId: string): Promise<boolean>;
   /** The issues against the declared profiles; none when there are none or the project does not enforce them. */
   check(resource: Resource, projectId: string): Promise<OperationOutcomeIssue[]>;
 }
 
 /**
  * Checks a resource against its definition; returns the problems found (empty when valid). Writes
- * check the base definitions; `$validate` asks for `requiredProfiles` too (the vital signs
- * profiles R4 applies by code, which a write does not have to meet: resources/definitions.ts).
+ * check the base definitions; `$validate`, and writes in a project that enforces profiles, ask for
+ * `requiredProfiles` too (the vital signs profiles R4 applies by code: resources/definitions.ts).
  */
 export interface ResourceValidator {
   validate(resource: Resource, checks?: ValidationChecks): OperationOutcomeIssue[];

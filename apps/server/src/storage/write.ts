@@ -11,6 +11,7 @@ import {
   OperationOutcomeError,
   preconditionFailed,
   validationError,
+  type OperationOutcomeIssue,
   type Resource,
 } from '@hearth/core';
 import { pgErrorCode, PG_UNIQUE_VIOLATION, type PoolClient } from '../platform/postgres.js';
@@ -28,27 +29,57 @@ import { createInOneStatement, updateInOneStatement } from './write-one-statemen
  */
 const MAX_CREATE_RACES = 3;
 
-/** Throws the 400 of a resource its definition rejects. */
-export function validate(ctx: StorageContext, resource: Resource): void {
-  const issues = ctx.deps.validator.validate(resource);
-  const errors = issues.filter((i) => i.severity === 'error' || i.severity === 'fatal');
-  if (errors.length > 0) {
+const isError = (i: OperationOutcomeIssue) => i.severity === 'error' || i.severity === 'fatal';
+
+/** The 422 of a resource that does not conform to a profile it must meet (hl7.org/fhir/R4/http.html#2.21.0.17.1). */
+const unprocessable = (issues: OperationOutcomeIssue[]): never =>
+  fail({ resourceType: 'OperationOutcome', id: 'unprocessable-entity', issue: issues });
+
+/**
+ * Whether the project of the write enforces profiles (setting enforceProfiles): then a write must
+ * meet its declared profiles and the ones R4 requires by code (the vital signs). Read once per
+ * write, or per batch, before the checks below.
+ */
+export async function enforcesProfiles(ctx: StorageContext): Promise<boolean> {
+  return (await ctx.deps.profiles?.enforces(ctx.scope.projectId)) === true;
+}
+
+/**
+ * Throws the 400 of a resource its definition rejects. With `enforced` (enforcesProfiles), one
+ * run also checks the profiles R4 requires by code, and a resource that meets its definition but
+ * not those profiles gets the 422 of a profile failure (the base-only run that tells them apart
+ * happens on that failure only).
+ */
+export function validate(ctx: StorageContext, resource: Resource, enforced = false): void {
+  const { validator } = ctx.deps;
+  const issues = validator.validate(resource, { requiredProfiles: enforced });
+  if (issues.some(isError)) {
+    if (enforced && !validator.validate(resource).some(isError)) {
+      unprocessable(issues);
+    }
     fail(validationError(issues));
   }
 }
 
 /**
  * Throws the 422 of a resource that does not conform to the profiles its meta.profile declares,
- * when its project enforces them (setting enforceProfiles; hl7.org/fhir/R4/http.html#2.21.0.17.1).
+ * when its project enforces them (`enforced`: enforcesProfiles).
  */
-export async function checkDeclaredProfiles(ctx: StorageContext, resource: Resource): Promise<void> {
-  if (!ctx.deps.profiles || !resource.meta?.profile?.length) {
+export async function checkDeclaredProfiles(ctx: StorageContext, resource: Resource, enforced: boolean): Promise<void> {
+  if (!enforced || !ctx.deps.profiles || !resource.meta?.profile?.length) {
     return;
   }
   const issues = await ctx.deps.profiles.check(resource, ctx.scope.projectId);
-  if (issues.some((i) => i.severity === 'error' || i.severity === 'fatal')) {
-    fail({ resourceType: 'OperationOutcome', id: 'unprocessable-entity', issue: issues });
+  if (issues.some(isError)) {
+    unprocessable(issues);
   }
+}
+
+/** The checks of a write: its definition and, where the project enforces them, its profiles. */
+async function validateWrite(ctx: StorageContext, resource: Resource): Promise<void> {
+  const enforced = await enforcesProfiles(ctx);
+  validate(ctx, resource, enforced);
+  await checkDeclaredProfiles(ctx, resource, enforced);
 }
 
 /** Creates a resource with a new server-assigned id. */
@@ -58,8 +89,7 @@ export async function createResource<T extends Resource>(
 ): Promise<WriteResult & { resource: T }> {
   assertStoredType(resource.resourceType);
   const input = guardedInput(ctx.scope, { ...resource, id: generateId() }, undefined);
-  validate(ctx, input);
-  await checkDeclaredProfiles(ctx, input);
+  await validateWrite(ctx, input);
   const version = buildVersion(ctx, input, input.id, ctx.scope.projectId, 1);
   if (!(await createInOneStatement(ctx, [version]))) {
     await writeBatch(ctx, [{ version, interaction: 'create' }]);
@@ -75,18 +105,19 @@ export async function createResource<T extends Resource>(
  */
 export async function createMany(ctx: StorageContext, resources: Resource[]): Promise<WriteResult[]> {
   const inputs: Resource[] = [];
+  const enforced = await enforcesProfiles(ctx);
   const versions = resources.map((r) => {
     assertStoredType(r.resourceType);
     if (!isValidId(r.id)) {
       fail(badRequest('Resource id is missing or invalid', `${r.resourceType}.id`));
     }
     const input = guardedInput(ctx.scope, r, undefined);
-    validate(ctx, input);
+    validate(ctx, input, enforced);
     inputs.push(input);
     return buildVersion(ctx, input, r.id, ctx.scope.projectId, 1);
   });
   for (const input of inputs) {
-    await checkDeclaredProfiles(ctx, input);
+    await checkDeclaredProfiles(ctx, input, enforced);
   }
   if (versions.length > 0 && !(await createInOneStatement(ctx, versions))) {
     await writeBatch(
@@ -113,8 +144,7 @@ export async function updateResource<T extends Resource>(
   if (!isValidId(id)) {
     fail(badRequest('Resource id is missing or invalid', `${resource.resourceType}.id`));
   }
-  validate(ctx, resource);
-  await checkDeclaredProfiles(ctx, resource);
+  await validateWrite(ctx, resource);
   const stale = (): never =>
     fail(preconditionFailed(`Version ${options.ifMatch} is not the current version of ${resource.resourceType}/${id}`));
   const inOne = await updateInOneStatement(ctx, resource, id, options, stale);
