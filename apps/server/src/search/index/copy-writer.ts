@@ -3,14 +3,12 @@
 import { copyRows, type CopyValue } from '../../platform/postgres-copy.js';
 import type { PoolClient } from '../../platform/postgres.js';
 import { KINDS, TABLES } from './rows.js';
-import { writeIndexRows, type IndexEntry } from './writer.js';
+import { newStringTextsSql, writeIndexRows, type IndexEntry } from './writer.js';
 
 const COMMON_COLUMNS = ['resource_type', 'resource_id', 'project_id', 'code', 'grp', 'is_min', 'is_max', 'owner_id'];
 
-/** The distinct string values not yet in search_string_text join it (migration 104), as writeIndexRows does. */
-const NEW_STRING_TEXTS = `INSERT INTO search_string_text (value)
-  SELECT DISTINCT v.value FROM unnest($1::text[]) AS v(value)
-  WHERE NOT EXISTS (SELECT 1 FROM search_string_text s WHERE s.value = v.value)`;
+/** The distinct string values not yet in search_string_text join it, as writeIndexRows adds them. */
+const NEW_STRING_TEXTS = newStringTextsSql('$1::text[]');
 
 /**
  * Writes every index row of `entries` in the caller's transaction: first deletes the stored rows
