@@ -7,6 +7,7 @@
 import { HearthClient, MemoryStorage } from '@hearth/core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { findDocsBuild } from '../../server/src/docs-static/plugin.js';
 import { createTestApp, type TestApp } from '../../server/src/test/app.js';
 import { describeViolations, overflowsHorizontally, seriousViolations } from './axe.js';
 import type { PageWindow } from './browser-globals.js';
@@ -149,6 +150,27 @@ describe.runIf(chromiumForSuite())('the first hour in the web app', () => {
     await page.goto(url('/'));
     await page.getByRole('link', { name: 'Fox Mulder' }).waitFor();
   }, 180_000);
+
+  it("the home page's guide links lead to the guides, or say how to build them, never to an error", async () => {
+    await page.goto(url('/'));
+    await page.getByRole('link', { name: 'Getting started' }).click();
+    await page.waitForURL(/\/docs\/getting-started$/);
+    if (findDocsBuild()) {
+      // `npm run docs` has built the site here: the server serves the guide itself.
+      await page
+        .getByRole('heading', { name: /getting started/i })
+        .first()
+        .waitFor();
+    } else {
+      await page.getByRole('heading', { name: 'The guides are not built on this server' }).waitFor();
+      await page.getByText('npm run docs').first().waitFor();
+      await page.getByText('docs/getting-started.md').waitFor();
+      expect(await page.getByText(/Unknown resource type/).count()).toBe(0);
+      await checkPage('first-hour-guides-not-built-375');
+      await page.getByRole('link', { name: 'Home' }).click();
+      await page.getByRole('heading', { name: /^Welcome/ }).waitFor();
+    }
+  }, 60_000);
 
   it('the super admin sees owners by name and the database statistics as a chart and tables', async () => {
     await page.context().clearCookies();

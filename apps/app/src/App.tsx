@@ -65,6 +65,7 @@ const TasksPage = lazyPage(() => import('./pages/CarePlanPages.js'), 'TasksPage'
 const MessagesPage = lazyPage(() => import('./pages/MessagesPage.js'), 'MessagesPage');
 const SchedulePage = lazyPage(() => import('./pages/SchedulingPages.js'), 'SchedulePage');
 const BookPage = lazyPage(() => import('./pages/SchedulingPages.js'), 'BookPage');
+const GuidesNotBuiltPage = lazyPage(() => import('./pages/GuidesNotBuiltPage.js'), 'GuidesNotBuiltPage');
 
 export function App({ client }: { client: HearthClient }): ReactNode {
   const navigate = useNavigate();
@@ -77,6 +78,8 @@ export function App({ client }: { client: HearthClient }): ReactNode {
           <Route path="/register" element={<RegisterPage />} />
           <Route path="/resetpassword" element={<ResetPasswordPage />} />
           <Route path="/setpassword/:id/:secret" element={<SetPasswordPage />} />
+          {/* Public, like the guides: reached only when the server has no built documentation site to serve there. */}
+          <Route path="/docs/*" element={<GuidesNotBuiltPage />} />
           <Route path="/*" element={<SignedIn />} />
         </Routes>
       </Suspense>
