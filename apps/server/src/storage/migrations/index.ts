@@ -18,6 +18,7 @@ import { m0310AgentHub } from './0310-agent-hub.js';
 import { m0400Terminology } from './0400-terminology.js';
 import { m0600AuditTrail } from './0600-audit-trail.js';
 import { m0601AuditPartialIndexes } from './0601-audit-partial-indexes.js';
+import { m0602AuditStatistics } from './0602-audit-statistics.js';
 import { m0720Fhircast } from './0720-fhircast.js';
 import { m0700Analytics } from './0700-analytics.js';
 import type { Migration } from './types.js';
@@ -44,6 +45,7 @@ export const migrations: Migration[] = [
   m0400Terminology,
   m0600AuditTrail,
   m0601AuditPartialIndexes,
+  m0602AuditStatistics,
   m0720Fhircast,
   m0700Analytics,
 ];
