@@ -99,8 +99,12 @@ export class KeyStore {
         await this.reload();
         const current = this.signingKey();
         if (!current || now - current.createdAt >= rotationMs) {
+          // The keys as they were before this one: a reload may land while the new key is written
+          // (the write's change notice reloads every process's keys, this one's included), and
+          // the new key, or the one that signed until now, must never be retired here.
+          const before = this.keys;
           await this.generate();
-          await this.retireOld(now);
+          await this.retireOld(now, before, current);
           await this.reload();
         }
       } finally {
@@ -128,12 +132,15 @@ export class KeyStore {
     this.options.logger.info({ kid: created.resource.id, alg }, 'generated a new JWT signing key');
   }
 
-  /** Marks keys inactive once nothing they signed can still be valid. */
-  private async retireOld(now: number): Promise<void> {
+  /**
+   * Marks keys inactive once nothing they signed can still be valid: of `keys` (those before the
+   * rotation), all but the one that signed until now (`lastSigning`, whose tokens are good for
+   * retireAfterMs from now).
+   */
+  private async retireOld(now: number, keys: LoadedKey[], lastSigning: LoadedKey | undefined): Promise<void> {
     const limit = this.options.rotationDays * DAY_MS + this.options.retireAfterMs;
-    const signing = this.signingKey();
-    for (const key of this.keys) {
-      if (key !== signing && now - key.createdAt > limit) {
+    for (const key of keys) {
+      if (key !== lastSigning && now - key.createdAt > limit) {
         const repo = this.options.systemRepo();
         const { resource } = await repo.readResource<JsonWebKeyResource>('JsonWebKey', key.kid);
         await repo.updateResource({ ...resource, active: false });
