@@ -193,23 +193,18 @@ describe('stored profiles', () => {
         (await request('PUT', `/fhir/R4/Observation/${storedId}`, { ...conforming, id: storedId })).statusCode,
       ).toBe(200);
 
-      const transaction = await request('POST', '/fhir/R4', {
+      // The conforming heart rate and the other one, created in one Bundle.
+      const bothCreated = (type: 'transaction' | 'batch') => ({
         resourceType: 'Bundle',
-        type: 'transaction',
-        entry: [
-          { resource: conforming, request: { method: 'POST', url: 'Observation' } },
-          { resource: heartRate, request: { method: 'POST', url: 'Observation' } },
-        ],
+        type,
+        entry: [conforming, heartRate].map((resource) => ({
+          resource,
+          request: { method: 'POST', url: 'Observation' },
+        })),
       });
+      const transaction = await request('POST', '/fhir/R4', bothCreated('transaction'));
       expect(transaction.statusCode).toBe(422);
-      const batch = await request('POST', '/fhir/R4', {
-        resourceType: 'Bundle',
-        type: 'batch',
-        entry: [
-          { resource: conforming, request: { method: 'POST', url: 'Observation' } },
-          { resource: heartRate, request: { method: 'POST', url: 'Observation' } },
-        ],
-      });
+      const batch = await request('POST', '/fhir/R4', bothCreated('batch'));
       expect(batch.statusCode).toBe(200);
       expect(batch.json().entry.map((e: { response: { status: string } }) => e.response.status.slice(0, 3))).toEqual([
         '201',
