@@ -1,7 +1,8 @@
 // An access as a standard AuditEvent (hl7.org/fhir/R4/auditevent.html), and the columns the
 // trail searches it by.
-import { randomUUID } from 'node:crypto';
-import type { AuditAccess, AuditRequestInfo, TrailEvent } from './types.js';
+import { randomFillSync } from 'node:crypto';
+import { v7 as timeOrderedUuid } from 'uuid';
+import type { AuditAccess, AuditRequestInfo, EventColumns, TrailEvent } from './types.js';
 
 const EVENT_TYPE = 'http://terminology.hl7.org/CodeSystem/audit-event-type';
 const RESTFUL = 'http://hl7.org/fhir/restful-interaction';
@@ -17,7 +18,11 @@ export function outcomeOf(status: number): '0' | '4' | '8' {
   return status < 400 ? '0' : status < 500 ? '4' : '8';
 }
 
-export function buildAuditEvent(request: AuditRequestInfo, access: AuditAccess): TrailEvent {
+/** How much of a caller's User-Agent header an entry keeps. */
+export const USER_AGENT_LIMIT = 500;
+
+/** The AuditEvent of one access (`id`: the entry's, when it has one already: stored-entry.ts). */
+export function buildAuditEvent(request: AuditRequestInfo, access: AuditAccess, id = newEntryId()): TrailEvent {
   const { agent } = request;
   const agents: Record<string, unknown>[] = [
     {
@@ -29,7 +34,7 @@ export function buildAuditEvent(request: AuditRequestInfo, access: AuditAccess):
       requestor: true,
       ...(request.address ? { network: { address: request.address, type: '2' } } : {}),
       ...(request.userAgent
-        ? { extension: [{ url: EXT_USER_AGENT, valueString: request.userAgent.slice(0, 500) }] }
+        ? { extension: [{ url: EXT_USER_AGENT, valueString: request.userAgent.slice(0, USER_AGENT_LIMIT) }] }
         : {}),
     },
   ];
@@ -71,7 +76,7 @@ export function buildAuditEvent(request: AuditRequestInfo, access: AuditAccess):
     : { system: RESTFUL, code: access.interaction };
   return {
     resourceType: 'AuditEvent',
-    id: randomUUID(),
+    id,
     meta: { project: request.projectId },
     type: { system: EVENT_TYPE, code: 'rest', display: 'RESTful Operation' },
     subtype: [subtype],
@@ -95,16 +100,6 @@ export function buildAuditEvent(request: AuditRequestInfo, access: AuditAccess):
   } as TrailEvent;
 }
 
-/** What the trail's columns hold for an event: searched by these, served as the event. */
-export interface EventColumns {
-  action: string;
-  outcome: string;
-  typeCode: string;
-  agent: string[];
-  entity: string[];
-  patient: string[];
-}
-
 export function columnsOf(event: TrailEvent): EventColumns {
   const agent = unique((event.agent ?? []).map((a) => a.who?.reference));
   const entity = unique((event.entity ?? []).map((e) => e.what?.reference));
@@ -118,11 +113,48 @@ export function columnsOf(event: TrailEvent): EventColumns {
   };
 }
 
+/**
+ * columnsOf(buildAuditEvent(request, access)) without building the event: the agents' and the
+ * entities' references, as buildAuditEvent names them (audit-event.test.ts holds the two equal).
+ */
+export function columnsOfAccess(request: AuditRequestInfo, access: AuditAccess): EventColumns {
+  const { agent } = request;
+  const target = access.resourceType && access.id ? `${access.resourceType}/${access.id}` : undefined;
+  const entity = unique([target, ...access.patients]);
+  return {
+    action: access.action,
+    outcome: outcomeOf(access.status),
+    typeCode: 'rest',
+    agent: unique([agent.profile, agent.membership, agent.login]),
+    entity,
+    patient: entity.filter((r) => r.startsWith('Patient/')),
+  };
+}
+
 function unique(values: (string | undefined)[]): string[] {
   return [...new Set(values.filter((v): v is string => typeof v === 'string' && v !== ''))];
 }
 
-/** A fresh id for an entry (a stored AuditEvent mirrored into the trail keeps its own). */
+/**
+ * A fresh id for an entry (a stored AuditEvent mirrored into the trail keeps its own): a
+ * time-ordered (version 7) UUID, so that the id index grows at its end like the trail itself. With
+ * random ids every entry dirtied a random page of an index as large as the month's entries.
+ */
 export function newEntryId(): string {
-  return randomUUID();
+  return timeOrderedUuid({ random: randomBytes16() });
+}
+
+/**
+ * 16 random bytes from a pool refilled 256 ids at a time: the uuid package asks the system for
+ * each id's bytes (crypto.getRandomValues, one system call, 5 µs here and 30 µs under load).
+ */
+const RANDOM_POOL = Buffer.alloc(16 * 256);
+let poolAt = RANDOM_POOL.length;
+function randomBytes16(): Uint8Array {
+  if (poolAt === RANDOM_POOL.length) {
+    randomFillSync(RANDOM_POOL);
+    poolAt = 0;
+  }
+  poolAt += 16;
+  return RANDOM_POOL.subarray(poolAt - 16, poolAt);
 }

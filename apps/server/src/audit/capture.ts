@@ -4,8 +4,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SearchIndexer, StoredVersion } from '../storage/types.js';
 import type { Queryable } from '../platform/postgres.js';
-import { buildAuditEvent } from './audit-event.js';
-import type { AuditMode, AuditRequestInfo, TrailEvent } from './types.js';
+import { entryOfAccess } from './stored-entry.js';
+import type { AuditMode, AuditRequestInfo } from './types.js';
 
 /** One request's audit state. */
 export class RequestAudit {
@@ -63,7 +63,7 @@ export function outboxRows(
         : audit.interaction === 'patch'
           ? 'patch'
           : 'update';
-    const event: TrailEvent = buildAuditEvent(audit.info, {
+    const entry = entryOfAccess(audit.info, {
       interaction,
       action: v.deleted ? 'D' : interaction === 'create' ? 'C' : 'U',
       resourceType: v.resourceType,
@@ -75,7 +75,7 @@ export function outboxRows(
     });
     audit.durableWrites++;
     projects.push(v.projectId);
-    entries.push(JSON.stringify(event));
+    entries.push(entry.content);
   }
   return { projects, entries };
 }

@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../test/app.js';
 import { createTestProject, type TestProject } from '../test/auth.js';
 import { verifyChain } from './chain.js';
 import { AuditWriter } from './writer.js';
-import { buildAuditEvent } from './audit-event.js';
+import { entryOfAccess } from './stored-entry.js';
 
 let t: TestApp;
 let project: TestProject;
@@ -69,7 +69,7 @@ describe('the chain', () => {
 
   it('an altered entry is found', async () => {
     await tampered(
-      `UPDATE audit_event SET content = replace(content, '"outcome":"0"', '"outcome":"4"') WHERE project_id = $1 AND seq = 5`,
+      `UPDATE audit_event SET content = replace(content, '"requestId":"', '"requestId":"forged-') WHERE project_id = $1 AND seq = 5`,
       async () => {
         const report = await verify();
         expect(report.intact).toBe(false);
@@ -107,8 +107,8 @@ describe('the chain', () => {
 
   it('a forged entry re-hashed by someone who does not rewrite every later link is found', async () => {
     await tampered(
-      `UPDATE audit_event SET content = replace(content, '"outcomeDesc":"', '"outcomeDesc":"9'),
-              hash = sha256(prev_hash || convert_to(project_id::text || E'\\n' || seq::text || E'\\n' || replace(content, '"outcomeDesc":"', '"outcomeDesc":"9'), 'UTF8'))
+      `UPDATE audit_event SET content = replace(content, '"requestId":"', '"requestId":"forged-'),
+              hash = sha256(prev_hash || convert_to(project_id::text || E'\\n' || seq::text || E'\\n' || replace(content, '"requestId":"', '"requestId":"forged-'), 'UTF8'))
         WHERE project_id = $1 AND seq = 4`,
       async () => {
         const report = await verify();
@@ -144,16 +144,9 @@ describe('the chain', () => {
     const info = { projectId: project.projectId, agent: { profile: 'Practitioner/x' }, requestId: 'concurrent' };
     for (const writer of writers) {
       for (let i = 0; i < 120; i++) {
-        writer.record({
-          projectId: project.projectId,
-          event: buildAuditEvent(info, {
-            interaction: 'read',
-            action: 'R',
-            patients: [],
-            status: 200,
-            recorded: new Date(),
-          }),
-        });
+        writer.record(
+          entryOfAccess(info, { interaction: 'read', action: 'R', patients: [], status: 200, recorded: new Date() }),
+        );
       }
     }
     await Promise.all(writers.map((w) => w.flush()));

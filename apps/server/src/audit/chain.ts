@@ -3,8 +3,9 @@
 // its hash, and deleting or inserting one breaks the link or the numbering after it.
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../platform/postgres.js';
-import { columnsOf, type EventColumns } from './audit-event.js';
-import type { TrailEvent } from './types.js';
+import { columnsOf } from './audit-event.js';
+import { storedEvent } from './stored-entry.js';
+import type { EventColumns, TrailEvent } from './types.js';
 
 /** The hash before a project's first entry. */
 export const GENESIS = Buffer.alloc(32);
@@ -108,7 +109,7 @@ function checkRow(row: Row, seq: number, expected: number, previous: Buffer | un
   }
   let event: TrailEvent;
   try {
-    event = JSON.parse(row.content) as TrailEvent;
+    event = storedEvent(projectId, row.content);
   } catch {
     return `entry ${seq} holds content that is not JSON`;
   }

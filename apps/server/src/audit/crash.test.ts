@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../test/db.js';
+import { storedEvent } from './stored-entry.js';
 import {
   buildServerBundle,
   signInOverHttp,
@@ -104,12 +105,17 @@ describe('kill -9 after acknowledged writes', () => {
     expect((await server.exited).signal).toBe('SIGKILL');
 
     // Nothing reached the trail yet; every acknowledged write's entry waits in the outbox.
-    const moved = await pool.query('SELECT count(*)::int AS n FROM audit_event WHERE content LIKE $1', [
-      '%"subtype":[{"system":"http://hl7.org/fhir/restful-interaction","code":"create"}]%',
-    ]);
+    const moved = await pool.query(
+      "SELECT count(*)::int AS n FROM audit_event WHERE type_code = 'rest' AND action = 'C'",
+    );
     expect(moved.rows[0].n).toBe(0);
-    const waiting = await pool.query<{ entry: string }>('SELECT entry FROM audit_outbox');
-    const inOutbox = (ref: string) => waiting.rows.some((r) => r.entry.includes(`"reference":"${ref}"`));
+    const waiting = await pool.query<{ project_id: string; entry: string }>(
+      'SELECT project_id, entry FROM audit_outbox',
+    );
+    const outboxRefs = new Set(
+      waiting.rows.flatMap((r) => (storedEvent(r.project_id, r.entry).entity ?? []).map((e) => e.what?.reference)),
+    );
+    const inOutbox = (ref: string) => outboxRefs.has(ref);
     expect(acknowledged.filter((ref) => !inOutbox(ref))).toEqual([]);
 
     // A new process moves them to the trail, chained.

@@ -10,7 +10,6 @@ import { jsonResult } from '../operations/result.js';
 import type { Logger } from '../platform/logger.js';
 import type { Pool } from '../platform/postgres.js';
 import type { SearchIndexer } from '../storage/types.js';
-import { buildAuditEvent } from './audit-event.js';
 import { AuditCapture, RequestAudit, withAuditOutbox } from './capture.js';
 import { verifyChain, type ChainReport } from './chain.js';
 import { accessesOf, type FinishedRequest } from './classify.js';
@@ -18,6 +17,7 @@ import { patientView } from './patient-view.js';
 import { purgeTrail } from './retention.js';
 import { MAX_COUNT, searchTrail } from './search.js';
 import { PatientHolders, type ProjectLike } from './settings.js';
+import { entryOfAccess } from './stored-entry.js';
 import type { AuditAgent } from './types.js';
 import { AuditWriter } from './writer.js';
 
@@ -91,7 +91,7 @@ export class AuditModule {
     if (!audit.info || audit.mode === 'off') return;
     const info = audit.info;
     for (const access of accessesOf(request, audit.mode, audit.durableWrites)) {
-      this.writer.record({ projectId: info.projectId, event: buildAuditEvent(info, access) });
+      this.writer.record(entryOfAccess(info, access));
     }
   }
 

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { createTestProject, type TestProject } from '../test/auth.js';
-import { buildAuditEvent } from './audit-event.js';
 import { verifyChain } from './chain.js';
 import { listPartitions } from './partitions.js';
 import { purgeTrail } from './retention.js';
+import { entryOfAccess } from './stored-entry.js';
 
 let t: TestApp;
 const DAY = 86_400_000;
@@ -14,10 +14,9 @@ const DAY = 86_400_000;
 async function record(project: TestProject, times: Date[]): Promise<void> {
   const info = { projectId: project.projectId, agent: { profile: 'Practitioner/p' }, requestId: 'retention' };
   for (const recorded of times) {
-    t.services.audit.writer.record({
-      projectId: project.projectId,
-      event: buildAuditEvent(info, { interaction: 'read', action: 'R', patients: [], status: 200, recorded }),
-    });
+    t.services.audit.writer.record(
+      entryOfAccess(info, { interaction: 'read', action: 'R', patients: [], status: 200, recorded }),
+    );
   }
   await t.services.audit.writer.flush();
 }

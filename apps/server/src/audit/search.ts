@@ -2,6 +2,7 @@
 // patient, date, action, outcome, type and _id, newest first, keyset-paged.
 import { badRequest, fail } from '@hearth/core';
 import type { Queryable } from '../platform/postgres.js';
+import { storedEventText } from './stored-entry.js';
 
 export const DEFAULT_COUNT = 20;
 export const MAX_COUNT = 1000;
@@ -156,7 +157,7 @@ export async function searchTrail(db: Queryable, input: TrailSearchInput): Promi
   };
   const entries = page.map(
     (r) =>
-      `{"fullUrl":${JSON.stringify(`${fhirBase}AuditEvent/${r.id}`)},"resource":${r.content},"search":{"mode":"match"}}`,
+      `{"fullUrl":${JSON.stringify(`${fhirBase}AuditEvent/${r.id}`)},"resource":${storedEventText(input.projectId, r.content)},"search":{"mode":"match"}}`,
   );
   return `${JSON.stringify(head).slice(0, -1)},"entry":[${entries.join(',')}]}`;
 }

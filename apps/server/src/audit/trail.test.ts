@@ -4,6 +4,7 @@ import type { Resource } from '@hearth/core';
 import { createTestApp, type TestApp } from '../test/app.js';
 import { addTestMember, createTestProject, type TestProject } from '../test/auth.js';
 import { EXT_REQUEST_ID } from './audit-event.js';
+import { storedEvent } from './stored-entry.js';
 
 const FHIR = 'application/fhir+json';
 let t: TestApp;
@@ -57,11 +58,11 @@ async function call(
 /** The entries a request left, once written. */
 async function entriesOf(requestId: string): Promise<Event[]> {
   await t.services.audit.writer.flush();
-  const rows = await t.pool.query<{ content: string }>(
-    `SELECT content FROM audit_event WHERE content LIKE $1 ORDER BY seq`,
-    [`%"valueString":"${requestId}"%`],
+  const rows = await t.pool.query<{ project_id: string; content: string }>(
+    `SELECT project_id, content FROM audit_event WHERE content LIKE $1 ORDER BY seq`,
+    [`%"requestId":"${requestId}"%`],
   );
-  return rows.rows.map((r) => JSON.parse(r.content) as Event);
+  return rows.rows.map((r) => storedEvent(r.project_id, r.content) as unknown as Event);
 }
 
 const ids = (body: { entry?: { resource: Event }[] }) => (body.entry ?? []).map((e) => e.resource);

@@ -53,10 +53,26 @@ export interface AuditAccess {
   recorded: Date;
 }
 
-/** An entry ready for the trail: its project and the AuditEvent it is served as. */
+/** What the trail's columns hold for an entry: searched by these, served as its event. */
+export interface EventColumns {
+  action: string;
+  outcome: string;
+  typeCode: string;
+  agent: string[];
+  entity: string[];
+  patient: string[];
+}
+
+/**
+ * An entry ready for the trail: its project, id, time and columns, and its content as stored
+ * (stored-entry.ts: the facts it is built from, or a mirrored AuditEvent), which its hash covers.
+ */
 export interface TrailEntry {
   projectId: string;
-  event: TrailEvent;
+  id: string;
+  recorded: string;
+  columns: EventColumns;
+  content: string;
 }
 
 export interface TrailEvent extends Resource {

@@ -4,10 +4,10 @@
 import type { Logger } from '../platform/logger.js';
 import type { Pool, PoolClient } from '../platform/postgres.js';
 import { copyRows, type CopyValue } from '../platform/postgres-copy.js';
-import { columnsOf } from './audit-event.js';
 import { entryHash, GENESIS } from './chain.js';
 import { ensurePartitions, monthKey } from './partitions.js';
-import type { TrailEntry, TrailEvent } from './types.js';
+import { entryOfStored } from './stored-entry.js';
+import type { TrailEntry } from './types.js';
 
 const TRAIL_COLUMNS = [
   'project_id',
@@ -34,13 +34,6 @@ export interface AuditWriterOptions {
   batchSize: number;
   /** Longest an entry waits in memory. */
   flushIntervalMs: number;
-}
-
-/** An entry with its content serialised (as the outbox holds it). */
-interface Pending {
-  projectId: string;
-  content: string;
-  event: TrailEvent;
 }
 
 export class AuditWriter {
@@ -115,11 +108,6 @@ export class AuditWriter {
 
   /** One transaction: claim outbox rows, chain them with the batch, insert, advance the heads. */
   private async writeBatch(batch: TrailEntry[]): Promise<number> {
-    const pending: Pending[] = batch.map((e) => ({
-      projectId: e.projectId,
-      event: e.event,
-      content: JSON.stringify(e.event),
-    }));
     const client = await this.options.pool.connect();
     try {
       await client.query('BEGIN');
@@ -134,8 +122,8 @@ export class AuditWriter {
       );
       const fromOutbox = outbox.rows
         .sort((a, b) => Number((a as { id?: string }).id) - Number((b as { id?: string }).id))
-        .map((r) => ({ projectId: r.project_id, content: r.entry, event: JSON.parse(r.entry) as TrailEvent }));
-      const all = [...fromOutbox, ...pending];
+        .map((r) => entryOfStored(r.project_id, r.entry));
+      const all = [...fromOutbox, ...batch];
       if (all.length === 0) {
         await client.query('COMMIT');
         return 0;
@@ -152,10 +140,10 @@ export class AuditWriter {
     }
   }
 
-  private async ensureMonths(entries: Pending[]): Promise<void> {
+  private async ensureMonths(entries: TrailEntry[]): Promise<void> {
     const missing = new Set<string>();
     for (const e of entries) {
-      const month = monthKey(new Date(e.event.recorded));
+      const month = monthKey(new Date(e.recorded));
       if (!this.months.has(month)) missing.add(month);
     }
     if (missing.size > 0) {
@@ -168,7 +156,7 @@ export class AuditWriter {
    * Each project's chain continues from its head, locked (FOR UPDATE) until COMMIT: processes
    * flushing at once take turns per project, so every project's chain stays one sequence.
    */
-  private async insertChained(client: PoolClient, entries: Pending[]): Promise<void> {
+  private async insertChained(client: PoolClient, entries: TrailEntry[]): Promise<void> {
     const projects = [...new Set(entries.map((e) => e.projectId))].sort();
     await client.query(
       `INSERT INTO audit_chain (project_id, seq, hash) SELECT p, 0, $2 FROM unnest($1::uuid[]) p
@@ -184,12 +172,12 @@ export class AuditWriter {
       const h = head.get(e.projectId) as { seq: number; hash: Buffer };
       const seq = h.seq + 1;
       const hash = entryHash(h.hash, e.projectId, seq, e.content);
-      const columns = columnsOf(e.event);
+      const { columns } = e;
       const row: CopyValue[] = [
         e.projectId,
         seq,
-        e.event.id,
-        e.event.recorded,
+        e.id,
+        e.recorded,
         columns.action,
         columns.outcome,
         columns.typeCode,
