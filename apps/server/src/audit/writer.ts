@@ -42,6 +42,8 @@ export class AuditWriter {
   private running: Promise<void> = Promise.resolve();
   private soon = false;
   private dropped = 0;
+  /** Entries recorded so far (the buffer's first entry is number recorded - buffer.length). */
+  private recorded = 0;
   private readonly months = new Set<string>();
 
   constructor(private readonly options: AuditWriterOptions) {}
@@ -54,16 +56,18 @@ export class AuditWriter {
   /** Queues an entry; never waits and never throws (the request it records is already answered). */
   record(entry: TrailEntry): void {
     this.buffer.push(entry);
+    this.recorded++;
     if (this.buffer.length > this.options.maxBuffered) {
       const over = this.buffer.length - this.options.maxBuffered;
       this.buffer.splice(0, over);
       this.dropped += over;
     }
     if (this.buffer.length >= this.options.batchSize && !this.soon) {
+      // One full-batch flush queued at a time; it writes what is buffered when its turn comes.
       this.soon = true;
-      setImmediate(() => {
+      this.running = this.running.then(() => {
         this.soon = false;
-        void this.flush();
+        return this.flushThrough(this.recorded);
       });
     }
   }
@@ -73,9 +77,15 @@ export class AuditWriter {
     return this.buffer.length;
   }
 
-  /** Writes everything buffered and every entry waiting in the outbox; one flush at a time. */
+  /**
+   * Writes every entry buffered when called and every entry waiting in the outbox, in batches of
+   * up to batchSize; one flush at a time. Entries recorded meanwhile wait for the next flush (the
+   * timer's, or a full batch's), so that under load the trail is written in few large batches,
+   * not in a stream of small ones that each cost a transaction.
+   */
   flush(): Promise<void> {
-    this.running = this.running.then(() => this.flushAll());
+    const through = this.recorded;
+    this.running = this.running.then(() => this.flushThrough(through));
     return this.running;
   }
 
@@ -86,17 +96,21 @@ export class AuditWriter {
     await this.flush();
   }
 
-  private async flushAll(): Promise<void> {
+  private async flushThrough(through: number): Promise<void> {
     if (this.dropped > 0) {
       this.options.logger.warn({ dropped: this.dropped }, 'audit buffer full: oldest read entries dropped');
       this.dropped = 0;
     }
-    // Bounded: a steady stream of new entries must not keep one flush running forever.
+    const { batchSize } = this.options;
+    // Bounded: an outbox that keeps filling must not keep one flush running forever.
     for (let round = 0; round < 20; round++) {
-      const batch = this.buffer.splice(0, this.options.batchSize);
+      // Entries recorded before the call that still wait (the others join their batch if it has room).
+      const older = Math.max(0, through - (this.recorded - this.buffer.length));
+      const batch = this.buffer.splice(0, older > 0 ? batchSize : 0);
       try {
         const moved = await this.writeBatch(batch);
-        if (moved === 0 && this.buffer.length === 0) return;
+        const outboxFull = moved - batch.length >= batchSize;
+        if (older <= batch.length && !outboxFull) return;
       } catch (err) {
         // Put the batch back (bounded by record's limit) and try again at the next flush.
         this.buffer.unshift(...batch.slice(0, Math.max(0, this.options.maxBuffered - this.buffer.length)));

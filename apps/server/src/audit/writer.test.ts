@@ -1,0 +1,82 @@
+/** The writer's batching: a flush writes what was buffered when it was asked for; later entries wait for a full batch or the next flush. */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../platform/logger.js';
+import { createTestDatabase, type TestDatabase } from '../test/db.js';
+import { verifyChain } from './chain.js';
+import { entryOfAccess } from './stored-entry.js';
+import { AuditWriter } from './writer.js';
+
+let db: TestDatabase;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+function writerOf(batchSize: number): AuditWriter {
+  return new AuditWriter({
+    pool,
+    logger: createLogger('silent'),
+    maxBuffered: 100_000,
+    batchSize,
+    flushIntervalMs: 60_000,
+  });
+}
+
+function reads(projectId: string, n: number) {
+  const info = { projectId, agent: { profile: 'Practitioner/w' }, requestId: 'writer-test' };
+  return Array.from({ length: n }, () =>
+    entryOfAccess(info, { interaction: 'read', action: 'R', patients: [], status: 200, recorded: new Date() }),
+  );
+}
+
+/** The rows of each transaction that wrote the project's entries (a batch is one transaction). */
+const batchSizes = async (projectId: string) =>
+  (
+    await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM audit_event WHERE project_id = $1 GROUP BY xmin::text ORDER BY min(seq)',
+      [projectId],
+    )
+  ).rows.map((r) => r.n);
+
+const stored = async (projectId: string) =>
+  (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_event WHERE project_id = $1', [projectId]))
+    .rows[0].n;
+
+describe('the audit writer', () => {
+  it('writes what was buffered when the flush was asked for; entries recorded during it wait for the next', async () => {
+    const projectId = randomUUID();
+    const writer = writerOf(1000);
+    for (const entry of reads(projectId, 5)) writer.record(entry);
+    const flushing = writer.flush();
+    // The batch is on its way to the database: these come too late for it.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const entry of reads(projectId, 3)) writer.record(entry);
+    await flushing;
+    expect([await stored(projectId), writer.buffered]).toEqual([5, 3]);
+    await writer.flush();
+    expect([await batchSizes(projectId), writer.buffered]).toEqual([[5, 3], 0]);
+    expect((await verifyChain(pool, projectId)).broken).toBeUndefined();
+  });
+
+  it('writes a full batch as soon as there is one, in batches of at most batchSize', async () => {
+    const projectId = randomUUID();
+    const writer = writerOf(100);
+    for (const entry of reads(projectId, 250)) writer.record(entry);
+    // No flush asked for: the full batch's own flush takes what is buffered when its turn comes.
+    for (let i = 0; i < 100 && (await stored(projectId)) < 250; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect([await batchSizes(projectId), writer.buffered]).toEqual([[100, 100, 50], 0]);
+    const report = await verifyChain(pool, projectId);
+    expect([report.broken, report.checked]).toEqual([undefined, 250]);
+  });
+});
