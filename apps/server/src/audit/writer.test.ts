@@ -21,13 +21,14 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function writerOf(batchSize: number): AuditWriter {
+function writerOf(batchSize: number, vacuumOutboxEvery?: number): AuditWriter {
   return new AuditWriter({
     pool,
     logger: createLogger('silent'),
     maxBuffered: 100_000,
     batchSize,
     flushIntervalMs: 60_000,
+    vacuumOutboxEvery,
   });
 }
 
@@ -78,5 +79,21 @@ describe('the audit writer', () => {
     expect([await batchSizes(projectId), writer.buffered]).toEqual([[100, 100, 50], 0]);
     const report = await verifyChain(pool, projectId);
     expect([report.broken, report.checked]).toEqual([undefined, 250]);
+  });
+
+  it('vacuums the outbox it empties, so that claiming entries does not walk ever more dead rows', async () => {
+    const projectId = randomUUID();
+    const entries = reads(projectId, 300).map((e) => e.content);
+    await pool.query('INSERT INTO audit_outbox (project_id, entry) SELECT $1, unnest($2::text[])', [
+      projectId,
+      entries,
+    ]);
+    const pages = async () =>
+      (await pool.query<{ n: string }>(`SELECT pg_relation_size('audit_outbox') AS n`)).rows[0].n;
+    expect(Number(await pages())).toBeGreaterThan(0);
+    await writerOf(100, 200).flush();
+    expect([await batchSizes(projectId), await stored(projectId)]).toEqual([[100, 100, 100], 300]);
+    // VACUUM removed the moved rows and gave back the emptied pages.
+    expect(await pages()).toBe('0');
   });
 });
