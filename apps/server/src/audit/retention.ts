@@ -93,8 +93,9 @@ async function purgeProject(pool: Pool, projectId: string, before: Date): Promis
   let deleted = 0;
   for (;;) {
     const done = await pool.query(
-      `DELETE FROM audit_event WHERE project_id = $1 AND seq IN (
-         SELECT seq FROM audit_event WHERE project_id = $1 AND seq <= $2 ORDER BY seq LIMIT ${DELETE_BATCH})`,
+      // The batch's numbers collected once (writer.ts: CLAIM_OUTBOX says why not `seq IN (SELECT ... LIMIT)`).
+      `DELETE FROM audit_event WHERE project_id = $1 AND seq = ANY (ARRAY(
+         SELECT seq FROM audit_event WHERE project_id = $1 AND seq <= $2 ORDER BY seq LIMIT ${DELETE_BATCH}))`,
       [projectId, lastExpired],
     );
     deleted += done.rowCount ?? 0;

@@ -6,7 +6,7 @@ import { createLogger } from '../platform/logger.js';
 import { createTestDatabase, type TestDatabase } from '../test/db.js';
 import { verifyChain } from './chain.js';
 import { entryOfAccess } from './stored-entry.js';
-import { AuditWriter } from './writer.js';
+import { AuditWriter, CLAIM_OUTBOX } from './writer.js';
 
 let db: TestDatabase;
 let pool: pg.Pool;
@@ -95,5 +95,31 @@ describe('the audit writer', () => {
     expect([await batchSizes(projectId), await stored(projectId)]).toEqual([[100, 100, 100], 300]);
     // VACUUM removed the moved rows and gave back the emptied pages.
     expect(await pages()).toBe('0');
+  });
+
+  it('claims outbox entries with one pass, whatever statistics the planner has', async () => {
+    const projectId = randomUUID();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      // The worst statistics: taken while the outbox was empty, then thousands of entries arrive.
+      await client.query('DELETE FROM audit_outbox');
+      await client.query('ANALYZE audit_outbox');
+      const entries = reads(projectId, 3000).map((e) => e.content);
+      await client.query('INSERT INTO audit_outbox (project_id, entry) SELECT $1, unnest($2::text[])', [
+        projectId,
+        entries,
+      ]);
+      const plan = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${CLAIM_OUTBOX}`, [1000])).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      expect(plan).toContain('InitPlan');
+      expect(plan).not.toMatch(/Nested Loop|Join/);
+      const claimed = await client.query(CLAIM_OUTBOX, [1000]);
+      expect(claimed.rows.length).toBe(1000);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 });

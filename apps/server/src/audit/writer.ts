@@ -47,6 +47,17 @@ export interface AuditWriterOptions {
  */
 export const OUTBOX_VACUUM_EVERY = 2_000;
 
+/**
+ * Claims (deletes and returns) up to $1 outbox entries, oldest first, skipping those another
+ * process holds. The ids are collected once (an InitPlan's array), never joined: as `id IN
+ * (SELECT ... LIMIT ...)`, statistics taken while the outbox was empty made the planner re-run the
+ * limited subquery for every outbox row (a nested loop semi join: 14 million buffers, 2.9 s, and
+ * 5,031 entries claimed by a LIMIT of 1,000).
+ */
+export const CLAIM_OUTBOX = `DELETE FROM audit_outbox WHERE id = ANY (ARRAY(
+  SELECT id FROM audit_outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED))
+  RETURNING id, project_id, entry`;
+
 export class AuditWriter {
   private buffer: TrailEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -149,12 +160,7 @@ export class AuditWriter {
       // Atomicity is what matters here, not durability: a commit lost in a crash loses its
       // outbox deletes too, so those entries are moved again; only in-memory ones are lost.
       await client.query('SET LOCAL synchronous_commit = off');
-      const outbox = await client.query<{ project_id: string; entry: string }>(
-        `DELETE FROM audit_outbox WHERE id IN (
-           SELECT id FROM audit_outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-         RETURNING id, project_id, entry`,
-        [this.options.batchSize],
-      );
+      const outbox = await client.query<{ project_id: string; entry: string }>(CLAIM_OUTBOX, [this.options.batchSize]);
       const fromOutbox = outbox.rows
         .sort((a, b) => Number((a as { id?: string }).id) - Number((b as { id?: string }).id))
         .map((r) => entryOfStored(r.project_id, r.entry));
